@@ -1,0 +1,12 @@
+//! `suture-gateway` as a library: the validating admission webhook that enforces Suture's
+//! policies inline.
+//!
+//! Only the version banner exists so far; the HTTPS server, live model, reload and metrics are
+//! built under their own issue.
+
+/// The gateway's version, as printed by `suture-gateway --version`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What the binary says until the webhook server is built.
+pub const NOT_YET_IMPLEMENTED: &str = "suture-gateway: the admission webhook server is not yet implemented \
+(this build only evaluates policies offline: use `kubectl suture check`)";

@@ -1,0 +1,1 @@
+//! `kubectl-suture` as a library (being written).

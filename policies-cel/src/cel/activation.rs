@@ -1,0 +1,133 @@
+//! What an expression reads at run time: the root variables, lazily computed `impact`, and
+//! composited variables that are evaluated on first use and remembered.
+
+use std::cell::{OnceCell, RefCell};
+use std::fmt;
+use std::sync::Arc;
+
+use crate::cel::{Budget, EvalError, Program, Root, Value};
+
+/// The run-time values an expression can read.
+pub trait Activation {
+    /// The value of a root variable. Absent roots read as `null` (e.g. `oldObject` on CREATE).
+    fn root(&self, root: Root) -> Result<Value, EvalError>;
+
+    /// The value of the composited variable at `index`, evaluated on first use.
+    fn variable(&self, index: usize, budget: &Budget) -> Result<Value, EvalError>;
+}
+
+/// Composited variables: evaluated in the activation that reads them, at most once each.
+pub struct LazyVariables {
+    programs: Vec<Arc<Program>>,
+    memo: RefCell<Vec<Option<Result<Value, EvalError>>>>,
+}
+
+impl LazyVariables {
+    /// Variables from their compiled programs, in declaration order.
+    pub fn new(programs: Vec<Arc<Program>>) -> Self {
+        let memo = RefCell::new(vec![None; programs.len()]);
+        Self { programs, memo }
+    }
+
+    fn get(&self, index: usize, activation: &dyn Activation, budget: &Budget) -> Result<Value, EvalError> {
+        if let Some(Some(known)) = self.memo.borrow().get(index) {
+            return known.clone();
+        }
+        let program = self
+            .programs
+            .get(index)
+            .ok_or_else(|| EvalError::Other(format!("variable #{index} is not declared")))?;
+        let result = program.eval(activation, budget);
+        if let Some(slot) = self.memo.borrow_mut().get_mut(index) {
+            *slot = Some(result.clone());
+        }
+        result
+    }
+}
+
+impl fmt::Debug for LazyVariables {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyVariables").field("count", &self.programs.len()).finish()
+    }
+}
+
+/// Computes a value on first use (used for `impact`).
+pub type LazyRoot<'a> = &'a dyn Fn() -> Result<Value, EvalError>;
+
+/// The ordinary activation: root values set by the caller, lazy `impact`, lazy variables.
+pub struct Bindings<'a> {
+    roots: [Option<Value>; Root::ALL.len()],
+    impact: Option<LazyRoot<'a>>,
+    impact_value: OnceCell<Result<Value, EvalError>>,
+    variables: LazyVariables,
+}
+
+impl<'a> Bindings<'a> {
+    /// Bindings with no roots set and no variables.
+    pub fn new() -> Self {
+        Self {
+            roots: Default::default(),
+            impact: None,
+            impact_value: OnceCell::new(),
+            variables: LazyVariables::new(Vec::new()),
+        }
+    }
+
+    /// Sets a root variable.
+    pub fn set(&mut self, root: Root, value: Value) -> &mut Self {
+        self.roots[root.index()] = Some(value);
+        self
+    }
+
+    /// Sets a root variable (builder form).
+    pub fn with(mut self, root: Root, value: Value) -> Self {
+        self.set(root, value);
+        self
+    }
+
+    /// Supplies `impact` through a function called only if an expression reads it.
+    pub fn with_impact(mut self, impact: LazyRoot<'a>) -> Self {
+        self.impact = Some(impact);
+        self
+    }
+
+    /// Declares the composited variables (their programs, in order).
+    pub fn with_variables(mut self, programs: Vec<Arc<Program>>) -> Self {
+        self.variables = LazyVariables::new(programs);
+        self
+    }
+}
+
+impl Default for Bindings<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Bindings<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let set: Vec<&str> =
+            Root::ALL.iter().filter(|r| self.roots[r.index()].is_some()).map(|r| r.name()).collect();
+        f.debug_struct("Bindings").field("roots", &set).field("variables", &self.variables).finish()
+    }
+}
+
+impl Activation for Bindings<'_> {
+    fn root(&self, root: Root) -> Result<Value, EvalError> {
+        if let Some(value) = &self.roots[root.index()] {
+            return Ok(value.clone());
+        }
+        match root {
+            Root::Impact => match self.impact {
+                Some(compute) => self.impact_value.get_or_init(compute).clone(),
+                None => Err(EvalError::Unavailable("impact (no cluster model for this request)".into())),
+            },
+            Root::Cluster => Err(EvalError::Unavailable("cluster (no cluster model)".into())),
+            _ => Ok(Value::Null),
+        }
+    }
+
+    fn variable(&self, index: usize, budget: &Budget) -> Result<Value, EvalError> {
+        self.variables.get(index, self, budget)
+    }
+}

@@ -1,0 +1,91 @@
+//! The lowered expression tree the interpreter walks: identifiers resolved to slots, macros
+//! expanded into comprehensions, functions resolved to native code or the `kube-cel` bridge.
+
+use std::sync::Arc;
+
+use regex::Regex;
+
+use crate::cel::functions::Builtin;
+use crate::cel::functions::bridge::BridgeCall;
+use crate::cel::{Root, Value};
+
+/// A node and the byte offset in the source it came from (for error messages).
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub kind: Kind,
+}
+
+impl Node {
+    pub fn new(kind: Kind) -> Self {
+        Self { kind }
+    }
+}
+
+/// Binary operators with ordinary (strict) evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+}
+
+/// The shape of a comprehension's result, for the two-variable forms that build collections.
+#[derive(Debug, Clone)]
+pub(crate) struct Comprehension {
+    pub range: Node,
+    /// Slot of the (first) iteration variable.
+    pub iter_slot: usize,
+    /// Slot of the second iteration variable (two-variable comprehensions).
+    pub iter2_slot: Option<usize>,
+    pub accu_slot: usize,
+    pub accu_init: Node,
+    pub loop_cond: Node,
+    pub loop_step: Node,
+    pub result: Node,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    Const(Value),
+    Root(Root),
+    /// `variables.<name>`.
+    Variable(usize),
+    /// A comprehension or `cel.bind` variable, by slot.
+    Local(usize),
+    /// `accu + [elements]` where the accumulator is not read by the elements: appends in place.
+    AppendToLocal { slot: usize, elements: Vec<Node> },
+    Select { operand: Box<Node>, field: Arc<String> },
+    /// `has(operand.field)`.
+    Has { operand: Box<Node>, field: Arc<String> },
+    /// `operand.?field`.
+    OptSelect { operand: Box<Node>, field: Arc<String> },
+    Index { operand: Box<Node>, index: Box<Node> },
+    /// `operand[?index]`.
+    OptIndex { operand: Box<Node>, index: Box<Node> },
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    /// `@not_strictly_false(x)`: true unless x is exactly false (errors count as true).
+    NotStrictlyFalse(Box<Node>),
+    Cond(Box<Node>, Box<Node>, Box<Node>),
+    Binary(BinOp, Box<Node>, Box<Node>),
+    List { elements: Vec<Node>, optional: Vec<bool> },
+    Map { entries: Vec<(Node, Node, bool)> },
+    /// `matches` with a pattern fixed at compile time.
+    MatchesConst { target: Box<Node>, regex: Arc<Regex> },
+    Call { builtin: Builtin, target: Option<Box<Node>>, args: Vec<Node> },
+    Bridge { call: Arc<BridgeCall>, target: Option<Box<Node>>, args: Vec<Node> },
+    Comprehension(Box<Comprehension>),
+    /// `cel.bind(name, init, body)`.
+    Bind { slot: usize, init: Box<Node>, body: Box<Node> },
+}

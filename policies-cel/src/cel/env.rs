@@ -1,0 +1,100 @@
+//! The declarations an expression is compiled against: root variables and composited variables.
+
+use crate::cel::{CompileError, Program, compile};
+
+/// A root variable of the admission CEL environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Root {
+    Object,
+    OldObject,
+    Request,
+    Params,
+    NamespaceObject,
+    Authorizer,
+    /// Suture: the estimated effect of the request on the cluster (computed lazily).
+    Impact,
+    /// Suture: read-only look-ups into the cluster model.
+    Cluster,
+}
+
+impl Root {
+    /// Every root, in a fixed order (the slot order of an activation).
+    pub const ALL: [Root; 8] = [
+        Root::Object,
+        Root::OldObject,
+        Root::Request,
+        Root::Params,
+        Root::NamespaceObject,
+        Root::Authorizer,
+        Root::Impact,
+        Root::Cluster,
+    ];
+
+    /// The CEL identifier.
+    pub fn name(self) -> &'static str {
+        match self {
+            Root::Object => "object",
+            Root::OldObject => "oldObject",
+            Root::Request => "request",
+            Root::Params => "params",
+            Root::NamespaceObject => "namespaceObject",
+            Root::Authorizer => "authorizer",
+            Root::Impact => "impact",
+            Root::Cluster => "cluster",
+        }
+    }
+
+    /// The root named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Root> {
+        Root::ALL.into_iter().find(|root| root.name() == name)
+    }
+
+    /// The slot of this root in an activation.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What an expression may refer to: the admission roots and the composited variables declared
+/// before it (Kubernetes lets a variable use only earlier ones).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    variables: Vec<String>,
+}
+
+impl Env {
+    /// The Kubernetes admission environment (plus `impact` and `cluster`), with no variables.
+    pub fn admission() -> Self {
+        Self::default()
+    }
+
+    /// This environment with `names` declared as `variables.<name>`, in order.
+    pub fn with_variables<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.variables = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds one more composited variable after the existing ones.
+    pub fn declare_variable(&mut self, name: impl Into<String>) {
+        self.variables.push(name.into());
+    }
+
+    /// The declared composited variables, in order.
+    pub fn variables(&self) -> &[String] {
+        &self.variables
+    }
+
+    /// The index of `variables.<name>`, if declared.
+    pub fn variable_index(&self, name: &str) -> Option<usize> {
+        self.variables.iter().position(|v| v == name)
+    }
+
+    /// Parses, checks and lowers `source` into a program that can be evaluated many times.
+    pub fn compile(&self, source: &str) -> Result<Program, CompileError> {
+        compile::compile(self, source)
+    }
+}

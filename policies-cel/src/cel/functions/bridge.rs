@@ -1,0 +1,3 @@
+//! Placeholder: being written.
+#[derive(Debug)]
+pub(crate) struct BridgeCall;

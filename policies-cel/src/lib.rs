@@ -1,0 +1,16 @@
+//! `policies-cel`: the evaluation core shared by `kubectl-suture` and `suture-gateway`.
+//!
+//! Everything here is pure and synchronous: load policies ([`policy`]), compile their CEL
+//! ([`cel`]), look at the cluster through one read-only trait ([`cluster::ClusterView`]) and
+//! judge an admission request with [`evaluate`]. The same function runs offline in the plugin and
+//! inline in the webhook, so their verdicts can never disagree.
+
+pub mod cel;
+pub mod cluster;
+pub mod eval;
+pub mod pack;
+pub mod policy;
+
+pub use cluster::{ClusterView, EmptyCluster};
+pub use eval::{Decision, Denial, Request, RequestError, evaluate};
+pub use policy::{LoadError, PolicySet};

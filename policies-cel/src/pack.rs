@@ -1,0 +1,1 @@
+//! The built-in policy pack, embedded in both binaries.

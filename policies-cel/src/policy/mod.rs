@@ -1,0 +1,20 @@
+//! Policies: the one internal model both formats load into, and the loader that fills it.
+//!
+//! Kubernetes `ValidatingAdmissionPolicy` + `ValidatingAdmissionPolicyBinding` and Suture's
+//! `SafetyPolicy` become the same [`Policy`]; every CEL expression is compiled when loaded, so a
+//! [`PolicySet`] that exists can be evaluated without compile errors.
+
+mod error;
+mod load;
+mod model;
+pub mod safety;
+mod source;
+pub mod vap;
+
+pub use error::LoadError;
+pub use load::{Loader, load_paths};
+pub use model::{
+    Action, AuditAnnotation, Binding, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec, Policy,
+    PolicyKind, PolicySet, Subjects, Validation,
+};
+pub use source::{Document, SourceRef, split_documents};

@@ -1,0 +1,147 @@
+//! The internal policy model: what `evaluate()` reads, whatever format a policy came from.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::admissionregistration::v1::MatchResources;
+use serde::Serialize;
+
+use crate::cel::Program;
+use crate::policy::SourceRef;
+
+/// Where a policy came from; it decides which fields may be set and how it is bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum PolicyKind {
+    /// `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicy, judged through bindings.
+    ValidatingAdmissionPolicy,
+    /// `suture.dev/v1alpha1` SafetyPolicy: self-bound, scoped by subjects, with its own action.
+    SafetyPolicy,
+}
+
+/// How a failed validation is enforced (binding `validationActions` / SafetyPolicy `action`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Action {
+    Deny,
+    Warn,
+    Audit,
+}
+
+/// What happens when an expression cannot be evaluated (Kubernetes default: Fail).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum FailurePolicy {
+    #[default]
+    Fail,
+    Ignore,
+}
+
+/// A named, compiled expression: a matchCondition or a composited variable.
+#[derive(Debug, Clone)]
+pub struct NamedExpr {
+    pub name: String,
+    pub program: Arc<Program>,
+}
+
+/// A matchCondition: the request is judged only when every condition is true.
+pub type MatchCondition = NamedExpr;
+
+/// One validation: `expression` must be true; otherwise `message` (or `messageExpression`).
+#[derive(Debug, Clone)]
+pub struct Validation {
+    pub program: Arc<Program>,
+    pub message: Option<String>,
+    pub message_expression: Option<Arc<Program>>,
+    /// Kubernetes `reason` (Unauthorized, Forbidden, Invalid, RequestEntityTooLarge); default Invalid.
+    pub reason: Option<String>,
+}
+
+/// An audit annotation: `valueExpression` yields a string (or null to skip) under `key`.
+#[derive(Debug, Clone)]
+pub struct AuditAnnotation {
+    pub key: String,
+    pub value_expression: Arc<Program>,
+}
+
+/// Whose requests a SafetyPolicy judges. Patterns accept `*` wildcards; exclusions win.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Subjects {
+    pub users: Vec<String>,
+    pub groups: Vec<String>,
+    /// `namespace/name` patterns, e.g. `databases/*` or `*/postgres-operator`.
+    pub service_accounts: Vec<String>,
+    pub exclude_users: Vec<String>,
+    pub exclude_groups: Vec<String>,
+    pub exclude_service_accounts: Vec<String>,
+}
+
+/// A compiled policy from either format.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub name: String,
+    pub kind: PolicyKind,
+    pub source: SourceRef,
+    /// Which requests the policy is about (absent = everything).
+    pub match_constraints: Option<MatchResources>,
+    pub match_conditions: Vec<MatchCondition>,
+    /// Composited variables in declaration order; `variables.<name>` in CEL.
+    pub variables: Vec<NamedExpr>,
+    pub validations: Vec<Validation>,
+    pub audit_annotations: Vec<AuditAnnotation>,
+    pub failure_policy: FailurePolicy,
+    /// `paramKind` as (apiVersion, kind), when the policy takes params.
+    pub param_kind: Option<(String, String)>,
+    /// SafetyPolicy only: whose requests it judges (None = everyone).
+    pub subjects: Option<Subjects>,
+    /// SafetyPolicy only: its action(s). VAPs take actions from bindings.
+    pub actions: Vec<Action>,
+    /// True when any expression reads `impact` (the estimate is then computed for matching requests).
+    pub uses_impact: bool,
+}
+
+/// How a binding selects params (`paramRef`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ParamRefSpec {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    /// `matchLabels` of `paramRef.selector` (matchExpressions are applied too, see `selector`).
+    pub selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    /// `Deny` (default) or `Allow`.
+    pub parameter_not_found_action_deny: bool,
+}
+
+/// A `ValidatingAdmissionPolicyBinding`.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    pub policy_name: String,
+    pub source: SourceRef,
+    pub validation_actions: Vec<Action>,
+    pub match_resources: Option<MatchResources>,
+    pub param_ref: Option<ParamRefSpec>,
+}
+
+/// Everything `evaluate()` needs: compiled policies, their bindings and parameter objects.
+#[derive(Debug, Clone, Default)]
+pub struct PolicySet {
+    pub policies: Vec<Arc<Policy>>,
+    pub bindings: Vec<Binding>,
+    /// Parameter objects (from `--params` files or the cluster), as JSON objects.
+    pub params: Vec<serde_json::Value>,
+    /// Offline: a VAP without any binding is treated as bound to everything with action Deny.
+    pub implicit_bindings: bool,
+}
+
+impl PolicySet {
+    /// The number of policies of either kind.
+    pub fn len(&self) -> usize {
+        self.policies.len()
+    }
+
+    /// True when the set holds no policy.
+    pub fn is_empty(&self) -> bool {
+        self.policies.is_empty()
+    }
+
+    /// Looks a policy up by name.
+    pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
+        self.policies.iter().find(|p| p.name == name)
+    }
+}

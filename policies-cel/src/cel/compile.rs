@@ -1,5 +1,527 @@
-//! Placeholder: being written.
-use crate::cel::{CompileError, Env, Program};
-pub(crate) fn compile(_env: &Env, source: &str) -> Result<Program, CompileError> {
-    Err(CompileError::new("the CEL compiler is not written yet", source, 0, 0))
+//! Compiling an expression: parse with the `cel` crate (optional syntax on), then lower its AST
+//! into our [`Node`] tree, resolving names, expanding the macros the parser leaves alone
+//! (`cel.bind`, two-variable comprehensions) and choosing native code or the `kube-cel` bridge
+//! for every function. Everything that can be decided once is decided here, not per request.
+
+use std::sync::Arc;
+
+use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
+use crate::cel::functions::{self, Builtin, bridge};
+use crate::cel::upstream::common::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators,
+};
+use crate::cel::upstream::parser::Parser;
+use crate::cel::{CompileError, Env, Program, Root, Value};
+
+/// The deepest nesting the parser accepts (cel-go's default is 250; we parse recursively).
+const MAX_RECURSION_DEPTH: u16 = 96;
+/// Longest expression accepted, in bytes (Kubernetes bounds expressions at 5 KiB).
+const MAX_SOURCE_LEN: usize = 64 * 1024;
+
+pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> {
+    if source.len() > MAX_SOURCE_LEN {
+        return Err(CompileError::new(
+            format!("expression is {} bytes long; the limit is {MAX_SOURCE_LEN}", source.len()),
+            source,
+            0,
+            0,
+        ));
+    }
+    if source.trim().is_empty() {
+        return Err(CompileError::new("expression is empty", source, 0, 0));
+    }
+    let parsed = Parser::new()
+        .enable_optional_syntax(true)
+        .max_recursion_depth(MAX_RECURSION_DEPTH)
+        .parse(source)
+        .map_err(|errors| parse_error(source, &errors))?;
+    let mut lowering = Lowering { env, source, scopes: Vec::new(), roots: 0, variables: Vec::new() };
+    let node = lowering.lower(&parsed)?;
+    let Lowering { roots, mut variables, .. } = lowering;
+    variables.sort_unstable();
+    variables.dedup();
+    Ok(Program { source: Arc::from(source), node, roots, variables })
+}
+
+fn parse_error(source: &str, errors: &crate::cel::upstream::ParseErrors) -> CompileError {
+    let Some(first) = errors.errors.first() else {
+        return CompileError::new("syntax error", source, 0, 0);
+    };
+    let (line, column) = first.pos;
+    let offset = offset_of(source, line.max(1) as usize, column.max(1) as usize);
+    let message = if first.msg == "UNKNOWN" { "syntax error".to_owned() } else { first.msg.clone() };
+    CompileError::new(message, source, offset, 1)
+}
+
+/// Byte offset of a 1-based line and 1-based column (in characters).
+fn offset_of(source: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for (index, text) in source.split_inclusive('\n').enumerate() {
+        if index + 1 == line {
+            return offset
+                + text.char_indices().nth(column.saturating_sub(1)).map_or(text.len(), |(i, _)| i);
+        }
+        offset += text.len();
+    }
+    source.len()
+}
+
+struct Lowering<'a> {
+    env: &'a Env,
+    source: &'a str,
+    /// Names of comprehension / bind variables in scope; the index is the run-time slot.
+    scopes: Vec<String>,
+    roots: u16,
+    variables: Vec<usize>,
+}
+
+impl Lowering<'_> {
+    /// A compile error at the first place `needle` appears as a word in the source (the parser
+    /// keeps no positions for a successful parse).
+    fn error_at(&self, message: String, needle: &str) -> CompileError {
+        let offset = find_word(self.source, needle).unwrap_or(0);
+        CompileError::new(message, self.source, offset, needle.len().max(1))
+    }
+
+    fn local(&self, name: &str) -> Option<usize> {
+        self.scopes.iter().rposition(|n| n == name)
+    }
+
+    fn lower(&mut self, expr: &IdedExpr) -> Result<Node, CompileError> {
+        let kind = match &expr.expr {
+            Expr::Literal(literal) => Kind::Const(literal_value(literal)),
+            Expr::Ident(name) => self.ident(name)?,
+            Expr::Select(select) => {
+                let field = Arc::new(select.field.clone());
+                if let Expr::Ident(base) = &select.operand.expr
+                    && base == "variables"
+                    && self.local(base).is_none()
+                {
+                    let index = self.env.variable_index(&select.field).ok_or_else(|| {
+                        self.error_at(format!("undeclared reference to 'variables.{}'", select.field), &select.field)
+                    })?;
+                    self.variables.push(index);
+                    return Ok(Node::new(if select.test {
+                        Kind::Const(Value::Bool(true))
+                    } else {
+                        Kind::Variable(index)
+                    }));
+                }
+                let operand = Box::new(self.lower(&select.operand)?);
+                if select.test { Kind::Has { operand, field } } else { Kind::Select { operand, field } }
+            }
+            Expr::Call(call) => self.call(call)?,
+            Expr::List(list) => {
+                let elements = list.elements.iter().map(|e| self.lower(e)).collect::<Result<Vec<_>, _>>()?;
+                let optional = (0..elements.len()).map(|i| list.optional_indices.contains(&i)).collect();
+                Kind::List { elements, optional }
+            }
+            Expr::Map(map) => {
+                let mut entries = Vec::with_capacity(map.entries.len());
+                for entry in &map.entries {
+                    match &entry.expr {
+                        EntryExpr::MapEntry(e) => {
+                            entries.push((self.lower(&e.key)?, self.lower(&e.value)?, e.optional))
+                        }
+                        EntryExpr::StructField(f) => {
+                            return Err(self.error_at("message construction is not supported".into(), &f.field));
+                        }
+                    }
+                }
+                Kind::Map { entries }
+            }
+            Expr::Struct(s) => {
+                return Err(self.error_at(
+                    format!("message construction ('{}{{...}}') is not supported", s.type_name),
+                    &s.type_name,
+                ));
+            }
+            Expr::Comprehension(c) => Kind::Comprehension(Box::new(self.comprehension(c)?)),
+            Expr::Unspecified => return Err(CompileError::new("incomplete expression", self.source, 0, 0)),
+        };
+        Ok(Node::new(kind))
+    }
+
+    fn ident(&mut self, name: &str) -> Result<Kind, CompileError> {
+        if let Some(slot) = self.local(name) {
+            return Ok(Kind::Local(slot));
+        }
+        if let Some(root) = Root::from_name(name) {
+            self.roots |= 1 << root.index();
+            return Ok(Kind::Root(root));
+        }
+        if name == "variables" {
+            return Err(self.error_at("`variables` can only be used as `variables.<name>`".into(), name));
+        }
+        Err(self.error_at(format!("undeclared reference to '{name}'"), name))
+    }
+
+    fn comprehension(&mut self, c: &ComprehensionExpr) -> Result<Comprehension, CompileError> {
+        let range = self.lower(&c.iter_range)?;
+        let accu_init = self.lower(&c.accu_init)?;
+        let depth = self.scopes.len();
+        let accu_slot = depth;
+        self.scopes.push(c.accu_var.clone());
+        let iter_slot = depth + 1;
+        self.scopes.push(c.iter_var.clone());
+        let iter2_slot = c.iter_var2.as_ref().map(|v| {
+            self.scopes.push(v.clone());
+            depth + 2
+        });
+        let lowered = (|| {
+            let loop_cond = self.lower(&c.loop_cond)?;
+            let loop_step = append_in_place(self.lower(&c.loop_step)?, accu_slot);
+            let result = self.lower(&c.result)?;
+            Ok((loop_cond, loop_step, result))
+        })();
+        self.scopes.truncate(depth);
+        let (loop_cond, loop_step, result) = lowered?;
+        Ok(Comprehension { range, iter_slot, iter2_slot, accu_slot, accu_init, loop_cond, loop_step, result })
+    }
+
+    fn args(&mut self, args: &[IdedExpr]) -> Result<Vec<Node>, CompileError> {
+        args.iter().map(|a| self.lower(a)).collect()
+    }
+
+    fn boxed(&mut self, expr: &IdedExpr) -> Result<Box<Node>, CompileError> {
+        Ok(Box::new(self.lower(expr)?))
+    }
+
+    fn call(&mut self, call: &CallExpr) -> Result<Kind, CompileError> {
+        let args = &call.args;
+        let name = call.func_name.as_str();
+        if call.target.is_none() {
+            if let Some(kind) = self.operator(name, args)? {
+                return Ok(kind);
+            }
+        }
+        if let Some(target) = &call.target {
+            if let Some(kind) = self.special_method(target, name, args)? {
+                return Ok(kind);
+            }
+            // A namespaced function such as `sets.contains(a, b)` or `optional.of(x)`.
+            if let Expr::Ident(prefix) = &target.expr
+                && self.local(prefix).is_none()
+                && Root::from_name(prefix).is_none()
+            {
+                let qualified = format!("{prefix}.{name}");
+                return self.function(&qualified, None, args);
+            }
+            let target = self.lower(target)?;
+            return self.function(name, Some(target), args);
+        }
+        if name == "dyn" && args.len() == 1 {
+            return Ok(self.lower(&args[0])?.kind);
+        }
+        if name == "matches"
+            && args.len() == 2
+            && let Expr::Literal(LiteralValue::String(pattern)) = &args[1].expr
+        {
+            let regex = self.regex(pattern.inner())?;
+            return Ok(Kind::MatchesConst { target: self.boxed(&args[0])?, regex });
+        }
+        self.function(name, None, args)
+    }
+
+    fn regex(&self, pattern: &str) -> Result<Arc<regex::Regex>, CompileError> {
+        regex::Regex::new(pattern)
+            .map(Arc::new)
+            .map_err(|e| self.error_at(format!("invalid regular expression: {e}"), pattern))
+    }
+
+    /// Operators the parser produces as calls.
+    fn operator(&mut self, name: &str, args: &[IdedExpr]) -> Result<Option<Kind>, CompileError> {
+        let binary = |op| -> Option<BinOp> { Some(op) };
+        let op = match (name, args.len()) {
+            (operators::CONDITIONAL, 3) => {
+                return Ok(Some(Kind::Cond(self.boxed(&args[0])?, self.boxed(&args[1])?, self.boxed(&args[2])?)));
+            }
+            (operators::LOGICAL_AND, 2) => {
+                return Ok(Some(Kind::And(self.boxed(&args[0])?, self.boxed(&args[1])?)));
+            }
+            (operators::LOGICAL_OR, 2) => return Ok(Some(Kind::Or(self.boxed(&args[0])?, self.boxed(&args[1])?))),
+            (operators::LOGICAL_NOT, 1) => return Ok(Some(Kind::Not(self.boxed(&args[0])?))),
+            (operators::NEGATE, 1) => return Ok(Some(negate(self.lower(&args[0])?))),
+            (operators::NOT_STRICTLY_FALSE, 1) => return Ok(Some(Kind::NotStrictlyFalse(self.boxed(&args[0])?))),
+            (operators::INDEX, 2) => {
+                return Ok(Some(Kind::Index { operand: self.boxed(&args[0])?, index: self.boxed(&args[1])? }));
+            }
+            (operators::OPT_INDEX, 2) => {
+                return Ok(Some(Kind::OptIndex { operand: self.boxed(&args[0])?, index: self.boxed(&args[1])? }));
+            }
+            (operators::OPT_SELECT, 2) => {
+                let Expr::Literal(LiteralValue::String(field)) = &args[1].expr else {
+                    return Err(CompileError::new("invalid optional field selection", self.source, 0, 0));
+                };
+                let field = Arc::new(field.inner().to_owned());
+                return Ok(Some(Kind::OptSelect { operand: self.boxed(&args[0])?, field }));
+            }
+            (operators::ADD, 2) => binary(BinOp::Add),
+            (operators::SUBSTRACT, 2) => binary(BinOp::Sub),
+            (operators::MULTIPLY, 2) => binary(BinOp::Mul),
+            (operators::DIVIDE, 2) => binary(BinOp::Div),
+            (operators::MODULO, 2) => binary(BinOp::Rem),
+            (operators::EQUALS, 2) => binary(BinOp::Eq),
+            (operators::NOT_EQUALS, 2) => binary(BinOp::Ne),
+            (operators::LESS, 2) => binary(BinOp::Lt),
+            (operators::LESS_EQUALS, 2) => binary(BinOp::Le),
+            (operators::GREATER, 2) => binary(BinOp::Gt),
+            (operators::GREATER_EQUALS, 2) => binary(BinOp::Ge),
+            (operators::IN, 2) => binary(BinOp::In),
+            _ => None,
+        };
+        match op {
+            Some(op) => Ok(Some(Kind::Binary(op, self.boxed(&args[0])?, self.boxed(&args[1])?))),
+            None => Ok(None),
+        }
+    }
+
+    /// Macros the `cel` parser does not expand: `cel.bind` and the two-variable comprehensions.
+    fn special_method(
+        &mut self,
+        target: &IdedExpr,
+        name: &str,
+        args: &[IdedExpr],
+    ) -> Result<Option<Kind>, CompileError> {
+        if name == "bind"
+            && args.len() == 3
+            && matches!(&target.expr, Expr::Ident(t) if t == "cel" && self.local(t).is_none())
+        {
+            let variable = self.ident_arg(&args[0], "cel.bind")?;
+            let init = self.boxed(&args[1])?;
+            let slot = self.scopes.len();
+            self.scopes.push(variable);
+            let body = self.lower(&args[2]);
+            self.scopes.truncate(slot);
+            return Ok(Some(Kind::Bind { slot, init, body: Box::new(body?) }));
+        }
+        let shape = match (name, args.len()) {
+            ("all", 3) => TwoVar::All,
+            ("exists", 3) => TwoVar::Exists,
+            ("existsOne" | "exists_one", 3) => TwoVar::ExistsOne,
+            ("transformList", 3 | 4) => TwoVar::TransformList,
+            ("transformMap", 3 | 4) => TwoVar::TransformMap,
+            ("transformMapEntry", 3 | 4) => TwoVar::TransformMapEntry,
+            _ => return Ok(None),
+        };
+        let first = self.ident_arg(&args[0], name)?;
+        let second = self.ident_arg(&args[1], name)?;
+        let range = self.lower(target)?;
+        let depth = self.scopes.len();
+        let (accu_slot, iter_slot, iter2_slot) = (depth, depth + 1, depth + 2);
+        self.scopes.extend(["@result".to_owned(), first, second]);
+        let body = (|| {
+            let filter = if args.len() == 4 { Some(self.lower(&args[2])?) } else { None };
+            let step = self.lower(&args[args.len() - 1])?;
+            Ok((filter, step))
+        })();
+        self.scopes.truncate(depth);
+        let (filter, step) = body?;
+        Ok(Some(Kind::Comprehension(Box::new(two_variable(shape, range, accu_slot, iter_slot, iter2_slot, filter, step)))))
+    }
+
+    fn ident_arg(&self, expr: &IdedExpr, function: &str) -> Result<String, CompileError> {
+        match &expr.expr {
+            Expr::Ident(name) => Ok(name.clone()),
+            _ => Err(self.error_at(format!("{function}: argument must be a simple name"), function)),
+        }
+    }
+
+    fn function(&mut self, name: &str, target: Option<Node>, args: &[IdedExpr]) -> Result<Kind, CompileError> {
+        let lowered = self.args(args)?;
+        if let Some(builtin) = Builtin::resolve(name, target.is_some(), lowered.len()) {
+            return Ok(Kind::Call { builtin, target: target.map(Box::new), args: lowered });
+        }
+        if functions::bridge::is_known(name) {
+            let call = bridge::BridgeCall::new(name, target.is_some(), lowered.len());
+            return Ok(Kind::Bridge { call: Arc::new(call), target: target.map(Box::new), args: lowered });
+        }
+        let short = name.rsplit('.').next().unwrap_or(name);
+        Err(self.error_at(format!("undeclared reference to '{name}'"), short))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum TwoVar {
+    All,
+    Exists,
+    ExistsOne,
+    TransformList,
+    TransformMap,
+    TransformMapEntry,
+}
+
+fn node(kind: Kind) -> Node {
+    Node::new(kind)
+}
+
+fn boolean(b: bool) -> Node {
+    node(Kind::Const(Value::Bool(b)))
+}
+
+fn local(slot: usize) -> Box<Node> {
+    Box::new(node(Kind::Local(slot)))
+}
+
+/// Builds the comprehension a two-variable macro stands for (as cel-go's `ext.TwoVarComprehensions`).
+fn two_variable(
+    shape: TwoVar,
+    range: Node,
+    accu_slot: usize,
+    iter_slot: usize,
+    iter2_slot: usize,
+    filter: Option<Node>,
+    step: Node,
+) -> Comprehension {
+    let accu = || local(accu_slot);
+    let guarded = |filter: Option<Node>, then: Node| match filter {
+        Some(filter) => node(Kind::Cond(Box::new(filter), Box::new(then), accu())),
+        None => then,
+    };
+    let (accu_init, loop_cond, loop_step) = match shape {
+        TwoVar::All => (boolean(true), node(Kind::NotStrictlyFalse(accu())), node(Kind::And(accu(), Box::new(step)))),
+        TwoVar::Exists => (
+            boolean(false),
+            node(Kind::NotStrictlyFalse(Box::new(node(Kind::Not(accu()))))),
+            node(Kind::Or(accu(), Box::new(step))),
+        ),
+        TwoVar::ExistsOne => (
+            node(Kind::Const(Value::Int(0))),
+            boolean(true),
+            node(Kind::Cond(
+                Box::new(step),
+                Box::new(node(Kind::Binary(BinOp::Add, accu(), Box::new(node(Kind::Const(Value::Int(1))))))),
+                accu(),
+            )),
+        ),
+        TwoVar::TransformList => (
+            node(Kind::List { elements: vec![], optional: vec![] }),
+            boolean(true),
+            guarded(filter, node(Kind::AppendToLocal { slot: accu_slot, elements: vec![step] })),
+        ),
+        TwoVar::TransformMap => (
+            node(Kind::Map { entries: vec![] }),
+            boolean(true),
+            guarded(filter, node(Kind::Call { builtin: Builtin::MapInsert, target: Some(accu()), args: vec![node(Kind::Local(iter_slot)), step] })),
+        ),
+        TwoVar::TransformMapEntry => (
+            node(Kind::Map { entries: vec![] }),
+            boolean(true),
+            guarded(filter, node(Kind::Call { builtin: Builtin::MapMerge, target: Some(accu()), args: vec![step] })),
+        ),
+    };
+    let result = match shape {
+        TwoVar::ExistsOne => node(Kind::Binary(BinOp::Eq, accu(), Box::new(node(Kind::Const(Value::Int(1)))))),
+        _ => node(Kind::Local(accu_slot)),
+    };
+    Comprehension { range, iter_slot, iter2_slot: Some(iter2_slot), accu_slot, accu_init, loop_cond, loop_step, result }
+}
+
+/// Rewrites `accu + [e...]` (and the filter form `c ? accu + [e] : accu`) into an in-place
+/// append when the new elements do not read the accumulator, turning the `map`/`filter`
+/// macros from quadratic into linear time.
+fn append_in_place(step: Node, accu_slot: usize) -> Node {
+    match step.kind {
+        Kind::Binary(BinOp::Add, left, right) => match (left.kind, right.kind) {
+            (Kind::Local(slot), Kind::List { elements, optional })
+                if slot == accu_slot
+                    && !optional.iter().any(|o| *o)
+                    && !elements.iter().any(|e| reads_local(e, accu_slot)) =>
+            {
+                node(Kind::AppendToLocal { slot, elements })
+            }
+            (l, r) => node(Kind::Binary(BinOp::Add, Box::new(node(l)), Box::new(node(r)))),
+        },
+        Kind::Cond(cond, then, otherwise) if !reads_local(&cond, accu_slot) => {
+            node(Kind::Cond(cond, Box::new(append_in_place(*then, accu_slot)), otherwise))
+        }
+        kind => node(kind),
+    }
+}
+
+/// True when `node` reads local `slot` anywhere.
+fn reads_local(node: &Node, slot: usize) -> bool {
+    let any = |nodes: &[Node]| nodes.iter().any(|n| reads_local(n, slot));
+    match &node.kind {
+        Kind::Local(s) | Kind::AppendToLocal { slot: s, .. } if *s == slot => true,
+        Kind::Const(_) | Kind::Root(_) | Kind::Variable(_) | Kind::Local(_) => false,
+        Kind::AppendToLocal { elements, .. } => any(elements),
+        Kind::Select { operand, .. } | Kind::Has { operand, .. } | Kind::OptSelect { operand, .. } => {
+            reads_local(operand, slot)
+        }
+        Kind::Not(x) | Kind::Neg(x) | Kind::NotStrictlyFalse(x) => reads_local(x, slot),
+        Kind::MatchesConst { target, .. } => reads_local(target, slot),
+        Kind::Index { operand, index } | Kind::OptIndex { operand, index } => {
+            reads_local(operand, slot) || reads_local(index, slot)
+        }
+        Kind::And(a, b) | Kind::Or(a, b) | Kind::Binary(_, a, b) => reads_local(a, slot) || reads_local(b, slot),
+        Kind::Cond(a, b, c) => reads_local(a, slot) || reads_local(b, slot) || reads_local(c, slot),
+        Kind::List { elements, .. } => any(elements),
+        Kind::Map { entries } => entries.iter().any(|(k, v, _)| reads_local(k, slot) || reads_local(v, slot)),
+        Kind::Call { target, args, .. } | Kind::Bridge { target, args, .. } => {
+            target.as_deref().is_some_and(|t| reads_local(t, slot)) || any(args)
+        }
+        Kind::Comprehension(c) => {
+            reads_local(&c.range, slot)
+                || reads_local(&c.accu_init, slot)
+                || reads_local(&c.loop_cond, slot)
+                || reads_local(&c.loop_step, slot)
+                || reads_local(&c.result, slot)
+        }
+        Kind::Bind { init, body, .. } => reads_local(init, slot) || reads_local(body, slot),
+    }
+}
+
+fn negate(operand: Node) -> Kind {
+    match operand.kind {
+        Kind::Const(Value::Int(i)) if i != i64::MIN => Kind::Const(Value::Int(-i)),
+        Kind::Const(Value::Float(f)) => Kind::Const(Value::Float(-f)),
+        kind => Kind::Neg(Box::new(node(kind))),
+    }
+}
+
+fn literal_value(literal: &LiteralValue) -> Value {
+    match literal {
+        LiteralValue::Boolean(b) => Value::Bool(*b.inner()),
+        LiteralValue::Bytes(b) => Value::Bytes(Arc::new(b.inner().to_vec())),
+        LiteralValue::Double(d) => Value::Float(*d.inner()),
+        LiteralValue::Int(i) => Value::Int(*i.inner()),
+        LiteralValue::Null => Value::Null,
+        LiteralValue::String(s) => Value::String(Arc::new(s.inner().to_owned())),
+        LiteralValue::UInt(u) => Value::UInt(*u.inner()),
+    }
+}
+
+/// Byte offset of the first whole-word occurrence of `word` outside string literals.
+fn find_word(source: &str, word: &str) -> Option<usize> {
+    if word.is_empty() {
+        return None;
+    }
+    let bytes = source.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) => {
+                if b == b'\\' {
+                    i += 1;
+                } else if b == q {
+                    quote = None;
+                }
+            }
+            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None => {
+                if bytes[i..].starts_with(word.as_bytes())
+                    && (i == 0 || !is_word(bytes[i - 1]))
+                    && bytes.get(i + word.len()).is_none_or(|b| !is_word(*b))
+                {
+                    return Some(i);
+                }
+            }
+        }
+        i += 1;
+    }
+    source.find(word)
 }

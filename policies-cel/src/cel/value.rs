@@ -53,7 +53,7 @@ pub fn to_json(value: &Value) -> Json {
             Json::Object(entries.into_iter().collect())
         }
         Value::Duration(d) => Json::String(format_duration(d)),
-        Value::Timestamp(t) => Json::String(t.to_rfc3339()),
+        Value::Timestamp(t) => Json::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
         Value::Opaque(o) => match o.downcast_ref::<OptionalValue>() {
             Some(opt) => opt.value().map_or(Json::Null, to_json),
             None => Json::String(format!("<{}>", o.runtime_type_name())),

@@ -1,13 +1,187 @@
-//! Placeholder: being written.
-use crate::cel::Value;
+//! The Kubernetes `authorizer` library, answered offline.
+//!
+//! `authorizer.group('apps').resource('deployments').namespace('prod').name('web').check('delete').allowed()`
+//! and `authorizer.requestResource.check('update')` work as in Kubernetes; the answer comes from a
+//! configurable [`AuthorizerMode`] (the plugin's `--authorizer allow|deny`), since there is no
+//! API server to ask. Values are maps tagged with a reserved `@authz` key.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::cel::upstream::objects::{Key, Map};
+use crate::cel::{EvalError, Value};
+
 /// How the offline `authorizer` answers `check()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AuthorizerMode {
+    /// Every check is allowed.
     #[default]
     Allow,
+    /// Every check is denied.
     Deny,
 }
-/// The `authorizer` variable for a request by `user`.
-pub fn authorizer_value(_mode: AuthorizerMode) -> Value {
-    Value::Null
+
+/// A method of the authorizer library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Group,
+    Resource,
+    Subresource,
+    Namespace,
+    Name,
+    Path,
+    ServiceAccount,
+    Check,
+    Allowed,
+    Reason,
+    Errored,
+    Error,
+}
+
+impl Method {
+    pub(crate) fn resolve(name: &str, method: bool, argc: usize) -> Option<Method> {
+        if !method {
+            return None;
+        }
+        Some(match (name, argc) {
+            ("group", 1) => Method::Group,
+            ("resource", 1) => Method::Resource,
+            ("subresource", 1) => Method::Subresource,
+            ("namespace", 1) => Method::Namespace,
+            ("name", 1) => Method::Name,
+            ("path", 1) => Method::Path,
+            ("serviceAccount", 2) => Method::ServiceAccount,
+            ("check", 1) => Method::Check,
+            ("allowed", 0) => Method::Allowed,
+            ("reason", 0) => Method::Reason,
+            ("errored", 0) => Method::Errored,
+            ("error", 0) => Method::Error,
+            _ => return None,
+        })
+    }
+
+    fn field(self) -> &'static str {
+        match self {
+            Method::Group => "group",
+            Method::Resource => "resource",
+            Method::Subresource => "subresource",
+            Method::Namespace => "namespace",
+            Method::Name => "name",
+            Method::Path => "path",
+            Method::ServiceAccount => "serviceAccount",
+            Method::Check => "check",
+            Method::Allowed => "allowed",
+            Method::Reason => "reason",
+            Method::Errored => "errored",
+            Method::Error => "error",
+        }
+    }
+}
+
+const TAG: &str = "@authz";
+const MODE: &str = "@allow";
+
+fn key(name: &str) -> Key {
+    Key::String(Arc::new(name.to_owned()))
+}
+
+fn text(s: &str) -> Value {
+    Value::String(Arc::new(s.to_owned()))
+}
+
+fn tagged(tag: &str, allow: bool, fields: impl IntoIterator<Item = (&'static str, Value)>) -> Value {
+    let mut map: HashMap<Key, Value> = fields.into_iter().map(|(k, v)| (key(k), v)).collect();
+    map.insert(key(TAG), text(tag));
+    map.insert(key(MODE), Value::Bool(allow));
+    Value::Map(Map { map: Arc::new(map) })
+}
+
+/// The `authorizer` variable, with `requestResource` describing the request being judged.
+pub fn authorizer_value(mode: AuthorizerMode) -> Value {
+    authorizer_for_request(mode, "", "", "", "", "")
+}
+
+/// The `authorizer` variable for a request on `group`/`resource`/`subresource` named
+/// `namespace`/`name` (its `requestResource` field).
+pub fn authorizer_for_request(
+    mode: AuthorizerMode,
+    group: &str,
+    resource: &str,
+    subresource: &str,
+    namespace: &str,
+    name: &str,
+) -> Value {
+    let allow = mode == AuthorizerMode::Allow;
+    let request_resource = tagged(
+        "resource",
+        allow,
+        [
+            ("group", text(group)),
+            ("resource", text(resource)),
+            ("subresource", text(subresource)),
+            ("namespace", text(namespace)),
+            ("name", text(name)),
+        ],
+    );
+    tagged("authorizer", allow, [("requestResource", request_resource)])
+}
+
+fn tag_of(map: &Map) -> Option<&str> {
+    match map.map.get(&key(TAG)) {
+        Some(Value::String(s)) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+/// Calls an authorizer method on `this` with up to two arguments.
+pub(crate) fn call(method: Method, this: Value, first: Value, second: Value) -> Result<Value, EvalError> {
+    let Value::Map(map) = &this else {
+        return Err(EvalError::overload(format!("{} on a value that is not an authorizer", method.field())));
+    };
+    let tag = tag_of(map).unwrap_or_default();
+    let allow = matches!(map.map.get(&key(MODE)), Some(Value::Bool(true)));
+    let wrong = || EvalError::overload(format!("{}() on {tag}", method.field()));
+    match method {
+        Method::Group | Method::Resource | Method::Subresource | Method::Namespace | Method::Name | Method::Path => {
+            if !matches!(tag, "authorizer" | "resource" | "path") {
+                return Err(wrong());
+            }
+            let Value::String(_) = first else { return Err(wrong()) };
+            let mut fields = (*map.map).clone();
+            fields.insert(key(method.field()), first);
+            let new_tag = if method == Method::Path { "path" } else { "resource" };
+            fields.insert(key(TAG), text(new_tag));
+            Ok(Value::Map(Map { map: Arc::new(fields) }))
+        }
+        Method::ServiceAccount => {
+            if tag != "authorizer" {
+                return Err(wrong());
+            }
+            let (Value::String(_), Value::String(_)) = (&first, &second) else { return Err(wrong()) };
+            Ok(tagged("authorizer", allow, []))
+        }
+        Method::Check => {
+            if !matches!(tag, "resource" | "path") {
+                return Err(wrong());
+            }
+            let Value::String(verb) = first else { return Err(wrong()) };
+            let reason = if allow {
+                format!("offline authorizer allows every request (verb {verb})")
+            } else {
+                format!("offline authorizer denies every request (verb {verb})")
+            };
+            Ok(tagged("decision", allow, [("reason", text(&reason))]))
+        }
+        Method::Allowed | Method::Reason | Method::Errored | Method::Error => {
+            if tag != "decision" {
+                return Err(wrong());
+            }
+            Ok(match method {
+                Method::Allowed => Value::Bool(allow),
+                Method::Reason => map.map.get(&key("reason")).cloned().unwrap_or_else(|| text("")),
+                Method::Errored => Value::Bool(false),
+                _ => text(""),
+            })
+        }
+    }
 }

@@ -1,0 +1,304 @@
+//! Native implementations of the functions policies call most (sizes, strings, conversions,
+//! optionals): no conversion through the `cel` crate's value representation on the hot path.
+
+use std::sync::Arc;
+
+use crate::cel::functions::{Builtin, authorizer};
+use crate::cel::upstream::objects::{Key, OptionalValue};
+use crate::cel::value::{format_duration, type_name};
+use crate::cel::{Budget, EvalError, Value};
+
+/// Calls `builtin` on already evaluated arguments.
+pub(crate) fn call(
+    builtin: Builtin,
+    target: Option<Value>,
+    args: Vec<Value>,
+    budget: &Budget,
+) -> Result<Value, EvalError> {
+    use Builtin::*;
+    let mut args = args.into_iter();
+    let mut next = || args.next().unwrap_or(Value::Null);
+    // Functions callable both as `f(x)` and `x.f()` take the receiver first.
+    let mut this = target.unwrap_or_else(&mut next);
+    match builtin {
+        Size => size(&this),
+        Contains | StartsWith | EndsWith => {
+            let (Value::String(s), Value::String(part)) = (&this, next()) else {
+                return Err(overload(builtin, &this));
+            };
+            budget.charge_len(s.len())?;
+            Ok(Value::Bool(match builtin {
+                Contains => s.contains(part.as_str()),
+                StartsWith => s.starts_with(part.as_str()),
+                _ => s.ends_with(part.as_str()),
+            }))
+        }
+        Matches => {
+            let (Value::String(s), Value::String(pattern)) = (&this, next()) else {
+                return Err(overload(builtin, &this));
+            };
+            budget.charge_len(s.len() + pattern.len())?;
+            let regex = regex::Regex::new(&pattern)
+                .map_err(|e| EvalError::function("matches", format!("invalid regular expression: {e}")))?;
+            Ok(Value::Bool(regex.is_match(s)))
+        }
+        String => to_string(this),
+        Int => to_int(this),
+        Uint => to_uint(this),
+        Double => to_double(this),
+        Bool => match &this {
+            Value::Bool(_) => Ok(this),
+            Value::String(s) => match s.as_str() {
+                "true" | "True" | "TRUE" | "t" | "1" => Ok(Value::Bool(true)),
+                "false" | "False" | "FALSE" | "f" | "0" => Ok(Value::Bool(false)),
+                _ => Err(EvalError::function("bool", format!("cannot convert {s:?} to bool"))),
+            },
+            _ => Err(overload(builtin, &this)),
+        },
+        Join => {
+            let Value::List(items) = &this else { return Err(overload(builtin, &this)) };
+            let separator = match next() {
+                Value::String(s) => s,
+                Value::Null => Arc::new(std::string::String::new()),
+                other => return Err(overload(builtin, &other)),
+            };
+            budget.charge_len(items.len())?;
+            let mut parts = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                match item {
+                    Value::String(s) => parts.push(s.as_str()),
+                    other => {
+                        return Err(EvalError::function("join", format!("list element is {}, not string", type_name(other))));
+                    }
+                }
+            }
+            Ok(string(parts.join(&separator)))
+        }
+        LowerAscii | UpperAscii | Trim => {
+            let Value::String(s) = &this else { return Err(overload(builtin, &this)) };
+            budget.charge_len(s.len())?;
+            Ok(string(match builtin {
+                LowerAscii => s.to_ascii_lowercase(),
+                UpperAscii => s.to_ascii_uppercase(),
+                _ => s.trim().to_owned(),
+            }))
+        }
+        Replace => {
+            let (Value::String(s), Value::String(from), Value::String(to)) = (&this, next(), next()) else {
+                return Err(overload(builtin, &this));
+            };
+            let limit = match next() {
+                Value::Int(n) => n,
+                Value::Null => -1,
+                other => return Err(overload(builtin, &other)),
+            };
+            budget.charge_len(s.len() * (1 + to.len()))?;
+            Ok(string(if limit < 0 { s.replace(from.as_str(), &to) } else { s.replacen(from.as_str(), &to, limit as usize) }))
+        }
+        Split => {
+            let (Value::String(s), Value::String(separator)) = (&this, next()) else {
+                return Err(overload(builtin, &this));
+            };
+            let limit = match next() {
+                Value::Int(n) => n,
+                Value::Null => -1,
+                other => return Err(overload(builtin, &other)),
+            };
+            budget.charge_len(s.len())?;
+            let parts: Vec<Value> = match limit {
+                0 => Vec::new(),
+                n if n < 0 => s.split(separator.as_str()).map(|p| string(p.to_owned())).collect(),
+                n => s.splitn(n as usize, separator.as_str()).map(|p| string(p.to_owned())).collect(),
+            };
+            Ok(Value::List(Arc::new(parts)))
+        }
+        OptionalOf => Ok(optional(Some(this))),
+        OptionalNone => Ok(optional(None)),
+        OptionalOfNonZero => Ok(optional(if is_zero(&this) { None } else { Some(this) })),
+        HasValue => Ok(Value::Bool(as_optional(&this, builtin)?.value().is_some())),
+        OptionalValue => as_optional(&this, builtin)?
+            .value()
+            .cloned()
+            .ok_or_else(|| EvalError::function("value", "optional.none() dereference")),
+        Or => {
+            let other = next();
+            match as_optional(&this, builtin)?.value() {
+                Some(_) => Ok(this),
+                None => {
+                    as_optional(&other, builtin)?;
+                    Ok(other)
+                }
+            }
+        }
+        OrValue => Ok(as_optional(&this, builtin)?.value().cloned().unwrap_or_else(next)),
+        MapInsert => {
+            let (key, value) = (next(), next());
+            let key = map_key(&key)?;
+            let Value::Map(map) = &mut this else { return Err(overload(builtin, &this)) };
+            if map.map.contains_key(&key) {
+                return Err(EvalError::Other(format!("insert failed: key {key:?} already exists")));
+            }
+            Arc::make_mut(&mut map.map).insert(key, value);
+            Ok(this)
+        }
+        MapMerge => {
+            let entry = next();
+            let Value::Map(entry) = entry else { return Err(overload(builtin, &entry)) };
+            let Value::Map(map) = &mut this else { return Err(overload(builtin, &this)) };
+            let target = Arc::make_mut(&mut map.map);
+            for (key, value) in entry.map.iter() {
+                if target.insert(key.clone(), value.clone()).is_some() {
+                    return Err(EvalError::Other(format!("insert failed: key {key:?} already exists")));
+                }
+            }
+            Ok(this)
+        }
+        Authorizer(method) => authorizer::call(method, this, next(), next()),
+    }
+}
+
+fn overload(builtin: Builtin, value: &Value) -> EvalError {
+    EvalError::overload(format!("{builtin:?} on {}", type_name(value)))
+}
+
+pub(crate) fn string(s: std::string::String) -> Value {
+    Value::String(Arc::new(s))
+}
+
+pub(crate) fn optional(value: Option<Value>) -> Value {
+    Value::Opaque(Arc::new(match value {
+        Some(v) => OptionalValue::of(v),
+        None => OptionalValue::none(),
+    }))
+}
+
+/// The optional inside `value`, if it is one.
+pub(crate) fn as_optional_value(value: &Value) -> Option<&OptionalValue> {
+    match value {
+        Value::Opaque(o) => o.downcast_ref::<OptionalValue>(),
+        _ => None,
+    }
+}
+
+fn as_optional(value: &Value, builtin: Builtin) -> Result<&OptionalValue, EvalError> {
+    as_optional_value(value).ok_or_else(|| overload(builtin, value))
+}
+
+pub(crate) fn map_key(value: &Value) -> Result<Key, EvalError> {
+    match value {
+        Value::String(s) => Ok(Key::String(s.clone())),
+        Value::Int(i) => Ok(Key::Int(*i)),
+        Value::UInt(u) => Ok(Key::Uint(*u)),
+        Value::Bool(b) => Ok(Key::Bool(*b)),
+        other => Err(EvalError::overload(format!("map key of type {}", type_name(other)))),
+    }
+}
+
+fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Int(i) => *i == 0,
+        Value::UInt(u) => *u == 0,
+        Value::Float(f) => *f == 0.0,
+        Value::String(s) => s.is_empty(),
+        Value::Bytes(b) => b.is_empty(),
+        Value::List(l) => l.is_empty(),
+        Value::Map(m) => m.map.is_empty(),
+        Value::Duration(d) => d.is_zero(),
+        _ => false,
+    }
+}
+
+fn size(value: &Value) -> Result<Value, EvalError> {
+    let n = match value {
+        Value::String(s) => s.chars().count(),
+        Value::Bytes(b) => b.len(),
+        Value::List(l) => l.len(),
+        Value::Map(m) => m.map.len(),
+        other => return Err(EvalError::overload(format!("size on {}", type_name(other)))),
+    };
+    Ok(Value::Int(n as i64))
+}
+
+fn to_string(value: Value) -> Result<Value, EvalError> {
+    Ok(match value {
+        Value::String(_) => value,
+        Value::Int(i) => string(i.to_string()),
+        Value::UInt(u) => string(u.to_string()),
+        Value::Float(f) => string(format_double(f)),
+        Value::Bool(b) => string(b.to_string()),
+        Value::Bytes(b) => string(
+            std::string::String::from_utf8(b.to_vec())
+                .map_err(|_| EvalError::function("string", "invalid UTF-8 in bytes"))?,
+        ),
+        Value::Duration(d) => string(format_duration(&d)),
+        Value::Timestamp(t) => string(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
+        Value::Null => string("null".to_owned()),
+        other => return Err(EvalError::overload(format!("string on {}", type_name(&other)))),
+    })
+}
+
+/// Formats a double the way cel-go does (`1.0` → `"1"`, `2.5` → `"2.5"`, `1e+21`).
+fn format_double(f: f64) -> std::string::String {
+    if f.is_nan() {
+        "NaN".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "+Inf".into() } else { "-Inf".into() }
+    } else if f.abs() >= 1e21 {
+        format!("{f:e}").replace('e', "e+")
+    } else {
+        f.to_string()
+    }
+}
+
+fn to_int(value: Value) -> Result<Value, EvalError> {
+    match value {
+        Value::Int(_) => Ok(value),
+        Value::UInt(u) => i64::try_from(u).map(Value::Int).map_err(|_| EvalError::Overflow("int")),
+        Value::Float(f) => {
+            if f.is_finite() && f > -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 {
+                Ok(Value::Int(f.trunc() as i64))
+            } else {
+                Err(EvalError::Overflow("int"))
+            }
+        }
+        Value::String(s) => {
+            s.parse::<i64>().map(Value::Int).map_err(|_| EvalError::function("int", format!("cannot parse {s:?}")))
+        }
+        Value::Timestamp(t) => Ok(Value::Int(t.timestamp())),
+        Value::Duration(d) => Ok(Value::Int(d.num_seconds())),
+        other => Err(EvalError::overload(format!("int on {}", type_name(&other)))),
+    }
+}
+
+fn to_uint(value: Value) -> Result<Value, EvalError> {
+    match value {
+        Value::UInt(_) => Ok(value),
+        Value::Int(i) => u64::try_from(i).map(Value::UInt).map_err(|_| EvalError::Overflow("uint")),
+        Value::Float(f) => {
+            if f.is_finite() && f > -1.0 && f < 1.844_674_407_370_955_2e19 {
+                Ok(Value::UInt(f.trunc() as u64))
+            } else {
+                Err(EvalError::Overflow("uint"))
+            }
+        }
+        Value::String(s) => {
+            s.parse::<u64>().map(Value::UInt).map_err(|_| EvalError::function("uint", format!("cannot parse {s:?}")))
+        }
+        other => Err(EvalError::overload(format!("uint on {}", type_name(&other)))),
+    }
+}
+
+fn to_double(value: Value) -> Result<Value, EvalError> {
+    match value {
+        Value::Float(_) => Ok(value),
+        Value::Int(i) => Ok(Value::Float(i as f64)),
+        Value::UInt(u) => Ok(Value::Float(u as f64)),
+        Value::String(s) => s
+            .parse::<f64>()
+            .map(Value::Float)
+            .map_err(|_| EvalError::function("double", format!("cannot parse {s:?}"))),
+        other => Err(EvalError::overload(format!("double on {}", type_name(&other)))),
+    }
+}

@@ -1,16 +1,227 @@
-//! `evaluate()`: matching, per-validation outcomes and the combined decision.
+//! `evaluate()`: which policies apply to a request (matching, bindings, subjects, params), what
+//! each says (per-validation outcomes), and how their answers combine into one [`Decision`],
+//! exactly as kube-apiserver does for ValidatingAdmissionPolicy.
 
 mod decision;
+mod matching;
+mod params;
 mod request;
+mod run;
+pub mod selector;
+pub mod subjects;
 
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
 pub use request::{Request, RequestError};
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use serde_json::json;
+
+use crate::cel::functions::authorizer::authorizer_for_request;
+use crate::cel::value::from_json;
+use crate::cel::Value;
 use crate::cluster::ClusterView;
-use crate::policy::PolicySet;
+use crate::eval::matching::MatchInput;
+use crate::eval::params::ParamChoice;
+use crate::eval::run::{RunInput, RunOutcome, Violation, run};
+use crate::policy::{Action, Binding, Policy, PolicyKind, PolicySet};
+
+/// The annotation kube-apiserver records failed validations with action Audit under.
+pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validation_failure";
 
 /// Judges `request` against every policy in `set`, seeing the cluster through `cluster`.
 pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -> Decision {
-    let _ = (set, request, cluster);
-    Decision { allowed: true, ..Decision::default() }
+    let admission = &request.admission;
+    let input = MatchInput::new(admission, cluster);
+    let namespace = admission.namespace.as_deref().unwrap_or_default();
+    let namespace_object = if namespace.is_empty() {
+        Value::Null
+    } else {
+        cluster.namespace(namespace).map_or(Value::Null, |ns| from_json(&ns))
+    };
+    let authorizer = authorizer_for_request(
+        set.options.authorizer,
+        &admission.resource.group,
+        &admission.resource.resource,
+        admission.sub_resource.as_deref().unwrap_or_default(),
+        namespace,
+        &admission.name,
+    );
+    let mut decision = Decision::default();
+    let mut audit_failures = Vec::new();
+    for policy in &set.policies {
+        for (binding, actions) in bindings_of(set, policy) {
+            let matched = applies(policy, binding, &input);
+            match matched {
+                Ok(true) => {}
+                Ok(false) => {
+                    record(&mut decision, policy, binding, &actions, Outcome::NotMatched);
+                    continue;
+                }
+                Err(message) => {
+                    let violation = Violation { validation: None, message, reason: "Invalid".into() };
+                    let ignored = policy.failure_policy == crate::policy::FailurePolicy::Ignore;
+                    record(&mut decision, policy, binding, &actions, Outcome::Error { message: violation.message.clone(), ignored });
+                    if !ignored {
+                        decision.denials.push(denial(policy, binding, &violation));
+                    }
+                    continue;
+                }
+            }
+            let param_objects: Vec<Value> = match params::choose(set, policy, binding, namespace) {
+                ParamChoice::None => vec![Value::Null],
+                ParamChoice::Objects(objects) => objects.into_iter().map(from_json).collect(),
+                ParamChoice::Skip => {
+                    record(&mut decision, policy, binding, &actions, Outcome::NotMatched);
+                    continue;
+                }
+                ParamChoice::NotFound(message) => {
+                    let violation = Violation { validation: None, message: message.clone(), reason: "Invalid".into() };
+                    decision.denials.push(denial(policy, binding, &violation));
+                    record(&mut decision, policy, binding, &actions, Outcome::Error { message, ignored: false });
+                    continue;
+                }
+            };
+            let mut failed = Vec::new();
+            let mut skipped = None;
+            let mut errors = Vec::new();
+            for params in param_objects {
+                let run_input = RunInput {
+                    object: request.object(),
+                    old_object: request.old_object(),
+                    request: request.request(),
+                    params,
+                    namespace_object: namespace_object.clone(),
+                    authorizer: authorizer.clone(),
+                    options: &set.options,
+                };
+                let result = match catch_unwind(AssertUnwindSafe(|| run(policy, run_input))) {
+                    Ok(result) => result,
+                    Err(_) => {
+                        errors.push("internal error while evaluating the policy".to_owned());
+                        continue;
+                    }
+                };
+                decision.impact_evaluated |= result.impact_read;
+                for (key, value) in result.audit_annotations {
+                    decision.audit_annotations.insert(format!("{}/{key}", policy.name), value);
+                }
+                match result.outcome {
+                    RunOutcome::Skipped { condition } => skipped = Some(condition),
+                    RunOutcome::Evaluated { violations, ignored_errors } => {
+                        errors.extend(ignored_errors);
+                        for violation in violations {
+                            failed.extend(violation.validation);
+                            apply_actions(&mut decision, &mut audit_failures, policy, binding, &actions, &violation);
+                        }
+                    }
+                }
+            }
+            failed.sort_unstable();
+            failed.dedup();
+            record(&mut decision, policy, binding, &actions, if !failed.is_empty() {
+                Outcome::Failed { validations: failed }
+            } else if let Some(message) = errors.into_iter().next() {
+                Outcome::Error { message, ignored: true }
+            } else if let Some(condition) = skipped {
+                Outcome::Skipped { condition }
+            } else {
+                Outcome::Passed
+            });
+        }
+    }
+    if !audit_failures.is_empty() {
+        decision.audit_annotations.insert(AUDIT_FAILURE_KEY.to_owned(), serde_json::Value::Array(audit_failures).to_string());
+    }
+    decision.allowed = decision.denials.is_empty();
+    decision
 }
+
+/// The bindings a policy is judged through, with their actions. A SafetyPolicy binds itself.
+fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Binding>, Vec<Action>)> {
+    if policy.kind == PolicyKind::SafetyPolicy {
+        let actions = if policy.actions.is_empty() { vec![Action::Deny] } else { policy.actions.clone() };
+        return vec![(None, actions)];
+    }
+    let bound: Vec<_> = set
+        .bindings
+        .iter()
+        .filter(|b| b.policy_name == policy.name)
+        .map(|b| (Some(b), b.validation_actions.clone()))
+        .collect();
+    if bound.is_empty() && set.implicit_bindings { vec![(None, vec![Action::Deny])] } else { bound }
+}
+
+/// True when the policy, its binding and its subjects all select the request.
+fn applies(policy: &Policy, binding: Option<&Binding>, input: &MatchInput<'_>) -> Result<bool, String> {
+    if let Some(subjects) = &policy.subjects
+        && !subjects::judges(subjects, input.request)
+    {
+        return Ok(false);
+    }
+    let constraints = matching::matches(policy.match_constraints.as_ref(), input);
+    let bound = match binding {
+        Some(b) => matching::matches(b.match_resources.as_ref(), input),
+        None => Ok(true),
+    };
+    match (constraints, bound) {
+        (Ok(a), Ok(b)) => Ok(a && b),
+        (Err(e), _) | (_, Err(e)) => Err(format!("cannot match the request: {e}")),
+    }
+}
+
+fn record(decision: &mut Decision, policy: &Policy, binding: Option<&Binding>, actions: &[Action], outcome: Outcome) {
+    decision.policies.push(PolicyResult {
+        policy: policy.name.clone(),
+        binding: binding.map(|b| b.name.clone()),
+        actions: actions.to_vec(),
+        outcome,
+    });
+}
+
+fn denial(policy: &Policy, binding: Option<&Binding>, violation: &Violation) -> Denial {
+    Denial {
+        policy: policy.name.clone(),
+        binding: binding.map(|b| b.name.clone()),
+        validation: violation.validation,
+        message: violation.message.clone(),
+        reason: violation.reason.clone(),
+    }
+}
+
+fn apply_actions(
+    decision: &mut Decision,
+    audit_failures: &mut Vec<serde_json::Value>,
+    policy: &Policy,
+    binding: Option<&Binding>,
+    actions: &[Action],
+    violation: &Violation,
+) {
+    for action in actions {
+        match action {
+            Action::Deny => decision.denials.push(denial(policy, binding, violation)),
+            Action::Warn => decision.warnings.push(match binding {
+                Some(b) => format!(
+                    "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{}': {}",
+                    policy.name, b.name, violation.message
+                ),
+                None => format!("Validation failed for {} '{}': {}", kind_name(policy), policy.name, violation.message),
+            }),
+            Action::Audit => audit_failures.push(json!({
+                "message": violation.message,
+                "policy": policy.name,
+                "binding": binding.map(|b| b.name.as_str()).unwrap_or_default(),
+                "expressionIndex": violation.validation,
+                "validationActions": actions,
+            })),
+        }
+    }
+}
+
+fn kind_name(policy: &Policy) -> &'static str {
+    match policy.kind {
+        PolicyKind::SafetyPolicy => "SafetyPolicy",
+        PolicyKind::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
+    }
+}
+

@@ -14,7 +14,7 @@ pub mod vap;
 pub use error::LoadError;
 pub use load::{Loader, load_paths};
 pub use model::{
-    Action, AuditAnnotation, Binding, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec, Policy,
+    Action, AuditAnnotation, Binding, EvalOptions, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec, Policy,
     PolicyKind, PolicySet, Subjects, Validation,
 };
 pub use source::{Document, SourceRef, split_documents};

@@ -1,11 +1,12 @@
 //! The internal policy model: what `evaluate()` reads, whatever format a policy came from.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::MatchResources;
 use serde::Serialize;
 
-use crate::cel::Program;
+use crate::cel::{AuthorizerMode, DEFAULT_COST_LIMIT, Program};
 use crate::policy::SourceRef;
 
 /// Where a policy came from; it decides which fields may be set and how it is bound.
@@ -127,6 +128,25 @@ pub struct PolicySet {
     pub params: Vec<serde_json::Value>,
     /// Offline: a VAP without any binding is treated as bound to everything with action Deny.
     pub implicit_bindings: bool,
+    /// How expressions are evaluated (authorizer answers, budgets).
+    pub options: EvalOptions,
+}
+
+/// Knobs of evaluation that are not part of any policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvalOptions {
+    /// How the offline `authorizer` answers.
+    pub authorizer: AuthorizerMode,
+    /// Cost budget for one policy evaluation (all its expressions together).
+    pub cost_limit: u64,
+    /// Wall-clock budget for one policy evaluation.
+    pub time_limit: Option<Duration>,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        Self { authorizer: AuthorizerMode::default(), cost_limit: DEFAULT_COST_LIMIT, time_limit: None }
+    }
 }
 
 impl PolicySet {

@@ -1,0 +1,151 @@
+//! One policy, through one binding, with one params object, on one request: matchConditions,
+//! validations with their messages, and audit annotations, as kube-apiserver evaluates them.
+
+use std::sync::Arc;
+
+use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
+use crate::policy::{EvalOptions, FailurePolicy, Policy};
+
+/// A validation that did not hold (false, or an error under failurePolicy Fail).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Violation {
+    /// `None` when the policy as a whole failed (a matchCondition error).
+    pub validation: Option<usize>,
+    pub message: String,
+    pub reason: String,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RunOutcome {
+    Skipped { condition: String },
+    Evaluated { violations: Vec<Violation>, ignored_errors: Vec<String> },
+}
+
+/// Everything a run reads besides the policy.
+pub(crate) struct RunInput<'a> {
+    pub object: &'a Value,
+    pub old_object: &'a Value,
+    pub request: &'a Value,
+    pub params: Value,
+    pub namespace_object: Value,
+    pub authorizer: Value,
+    pub options: &'a EvalOptions,
+}
+
+/// The result of a run: outcome plus audit annotations (key without the policy prefix).
+pub(crate) struct RunResult {
+    pub outcome: RunOutcome,
+    pub audit_annotations: Vec<(String, String)>,
+    pub impact_read: bool,
+}
+
+pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
+    let variables: Vec<Arc<Program>> = policy.variables.iter().map(|v| v.program.clone()).collect();
+    let impact_read = std::cell::Cell::new(false);
+    let impact = || {
+        impact_read.set(true);
+        Err(EvalError::Unavailable("impact (the cluster model arrives with the impact estimate)".into()))
+    };
+    let bindings = Bindings::new()
+        .with(Root::Object, input.object.clone())
+        .with(Root::OldObject, input.old_object.clone())
+        .with(Root::Request, input.request.clone())
+        .with(Root::Params, input.params)
+        .with(Root::NamespaceObject, input.namespace_object)
+        .with(Root::Authorizer, input.authorizer)
+        .with_variables(variables)
+        .with_impact(&impact);
+    let mut budget = Budget::new(input.options.cost_limit);
+    if let Some(limit) = input.options.time_limit {
+        budget = budget.with_time_limit(limit);
+    }
+    let eval = |program: &Program| program.eval(&bindings, &budget);
+    let fail = policy.failure_policy == FailurePolicy::Fail;
+
+    let mut condition_error = None;
+    for condition in &policy.match_conditions {
+        match eval(&condition.program) {
+            Ok(Value::Bool(true)) => {}
+            Ok(Value::Bool(false)) => {
+                return RunResult {
+                    outcome: RunOutcome::Skipped { condition: condition.name.clone() },
+                    audit_annotations: Vec::new(),
+                    impact_read: impact_read.get(),
+                };
+            }
+            Ok(other) => {
+                condition_error.get_or_insert_with(|| {
+                    format!("matchCondition '{}' returned {}, not bool", condition.name, crate::cel::value::type_name(&other))
+                });
+            }
+            Err(e) => {
+                condition_error.get_or_insert_with(|| format!("failed to evaluate matchCondition '{}': {e}", condition.name));
+            }
+        }
+    }
+    if let Some(message) = condition_error {
+        let (violations, ignored_errors) = if fail {
+            (vec![Violation { validation: None, message, reason: "Invalid".into() }], vec![])
+        } else {
+            (vec![], vec![message])
+        };
+        return RunResult {
+            outcome: RunOutcome::Evaluated { violations, ignored_errors },
+            audit_annotations: Vec::new(),
+            impact_read: impact_read.get(),
+        };
+    }
+
+    let mut violations = Vec::new();
+    let mut ignored_errors = Vec::new();
+    for (index, validation) in policy.validations.iter().enumerate() {
+        let reason = validation.reason.clone().unwrap_or_else(|| "Invalid".to_owned());
+        let failure = match eval(&validation.program) {
+            Ok(Value::Bool(true)) => continue,
+            Ok(Value::Bool(false)) => {
+                let message = validation
+                    .message_expression
+                    .as_ref()
+                    .and_then(|program| match eval(program) {
+                        Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .or_else(|| validation.message.clone())
+                    .unwrap_or_else(|| format!("failed expression: {}", validation.program.source()));
+                violations.push(Violation { validation: Some(index), message, reason });
+                continue;
+            }
+            Ok(other) => format!(
+                "expression '{}' returned {}, not bool",
+                validation.program.source(),
+                crate::cel::value::type_name(&other)
+            ),
+            Err(e) => format!("expression '{}' resulted in error: {e}", validation.program.source()),
+        };
+        if fail {
+            violations.push(Violation { validation: Some(index), message: failure, reason });
+        } else {
+            ignored_errors.push(failure);
+        }
+    }
+
+    let mut audit_annotations = Vec::new();
+    for annotation in &policy.audit_annotations {
+        match eval(&annotation.value_expression) {
+            Ok(Value::String(s)) => audit_annotations.push((annotation.key.clone(), s.to_string())),
+            Ok(Value::Null) => {}
+            Ok(other) => ignored_errors.push(format!(
+                "auditAnnotation '{}' returned {}, not string",
+                annotation.key,
+                crate::cel::value::type_name(&other)
+            )),
+            Err(e) => ignored_errors.push(format!("auditAnnotation '{}' resulted in error: {e}", annotation.key)),
+        }
+    }
+    RunResult {
+        outcome: RunOutcome::Evaluated { violations, ignored_errors },
+        audit_annotations,
+        impact_read: impact_read.get(),
+    }
+}

@@ -48,14 +48,18 @@ impl Request {
             };
             return Err(RequestError::NotAReview { found });
         }
-        if review.get("request").is_none_or(Json::is_null) {
+        let Some(raw) = review.get("request").filter(|r| !r.is_null()) else {
             return Err(RequestError::NoRequest);
-        }
+        };
+        // CEL values straight from the wire JSON: no round trip through the typed objects.
+        let object = raw.get("object").map_or(Value::Null, from_json);
+        let old_object = raw.get("oldObject").map_or(Value::Null, from_json);
+        let request = request_value_from_json(raw);
         let review: AdmissionReview<DynamicObject> = serde_path_to_error::deserialize(review)
             .map_err(|e| RequestError::Malformed { path: e.path().to_string(), message: e.inner().to_string() })?;
         let admission: AdmissionRequest<DynamicObject> =
             review.try_into().map_err(|_| RequestError::NoRequest)?;
-        Ok(Self::new(admission))
+        Ok(Self { admission, object, old_object, request })
     }
 
     /// The request's operation as Kubernetes spells it (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`).
@@ -95,12 +99,18 @@ pub(crate) fn operation_name(admission: &AdmissionRequest<DynamicObject>) -> &'s
 
 /// The `request` variable: the AdmissionRequest fields without the objects.
 fn request_value(admission: &AdmissionRequest<DynamicObject>) -> Value {
-    let mut json = serde_json::to_value(admission).unwrap_or(Json::Null);
-    if let Some(map) = json.as_object_mut() {
-        map.remove("object");
-        map.remove("oldObject");
-        map.entry("dryRun").or_insert(Json::Bool(false));
-        map.entry("options").or_insert(Json::Null);
-    }
-    from_json(&json)
+    request_value_from_json(&serde_json::to_value(admission).unwrap_or(Json::Null))
+}
+
+fn request_value_from_json(raw: &Json) -> Value {
+    let mut fields: serde_json::Map<String, Json> = raw
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != "object" && k.as_str() != "oldObject")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    fields.entry("dryRun").or_insert(Json::Bool(false));
+    fields.entry("options").or_insert(Json::Null);
+    from_json(&Json::Object(fields))
 }

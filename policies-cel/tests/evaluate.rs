@@ -1,6 +1,8 @@
 //! `evaluate()` on hand-built policies: matching, bindings, actions, failure policies, params,
 //! subjects and messages, compared with what kube-apiserver does.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::{MatchResources, NamedRuleWithOperations};

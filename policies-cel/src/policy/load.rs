@@ -1,10 +1,456 @@
-//! Placeholder: the loader (being written).
-use std::path::Path;
-use crate::policy::{LoadError, PolicySet};
-/// Loads policies from files and directories.
-#[derive(Debug, Default)]
-pub struct Loader;
-/// Loads every policy, binding and param object under `paths`.
-pub fn load_paths(_paths: &[&Path]) -> Result<PolicySet, LoadError> {
-    Ok(PolicySet::default())
+//! The loader: files and directories of YAML or JSON, in either policy format, into one
+//! [`PolicySet`].
+//!
+//! Every document is parsed on its own (see [`split_documents`]), decoded into the real
+//! Kubernetes types or the SafetyPolicy CRD types, checked and compiled. Problems are collected
+//! rather than stopping at the first, so an author sees all of them at once.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::policy::context::{Ctx, Report};
+use crate::policy::marked::{self, Marked, Pos};
+use crate::policy::path::FieldPath;
+use crate::policy::{LoadError, PolicySet, SourceRef, safety, split_documents, vap};
+
+/// How deep directories are walked (a guard against symlink loops).
+const MAX_DIRECTORY_DEPTH: usize = 32;
+
+/// Loads policies, bindings and param objects from files, directories and strings.
+///
+/// ```no_run
+/// # fn main() -> Result<(), policies_cel::LoadError> {
+/// use policies_cel::policy::Loader;
+/// let set = Loader::new().add_path("policies/")?.add_params_path("params.yaml")?.finish()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Loader {
+    set: PolicySet,
+    /// Where each policy / binding name was first defined.
+    policy_sources: HashMap<String, SourceRef>,
+    binding_sources: HashMap<String, SourceRef>,
+    /// Documents of other kinds: param objects if some policy's paramKind names them.
+    others: Vec<Other>,
+    report: Report,
+}
+
+#[derive(Debug)]
+struct Other {
+    at: SourceRef,
+    api_version: String,
+    kind: String,
+    value: Value,
+    /// From `add_params_*`: a param object whatever its kind.
+    param: bool,
+}
+
+/// What the documents of an input are taken as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Policies and bindings (and param objects of a loaded policy's paramKind).
+    Policies,
+    /// Param objects, whatever their kind (`--params`).
+    Params,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Loader {
+    /// An empty loader. Sets it builds have `implicit_bindings` on (the offline semantics: a
+    /// ValidatingAdmissionPolicy without a binding is bound to everything with action Deny).
+    pub fn new() -> Self {
+        Self {
+            set: PolicySet {
+                implicit_bindings: true,
+                ..PolicySet::default()
+            },
+            policy_sources: HashMap::new(),
+            binding_sources: HashMap::new(),
+            others: Vec::new(),
+            report: Report::default(),
+        }
+    }
+
+    /// Sets `PolicySet::implicit_bindings` of the result (on by default).
+    pub fn implicit_bindings(mut self, on: bool) -> Self {
+        self.set.implicit_bindings = on;
+        self
+    }
+
+    /// Loads a file (`.yaml`, `.yml`, `.json`; any name when given directly) or a directory of
+    /// them, recursively, in sorted order; other files in directories are ignored. Fails with
+    /// every problem found in `path`.
+    pub fn add_path(self, path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        self.checked(|loader| loader.walk(path.as_ref(), Role::Policies))
+    }
+
+    /// Loads policies from text; `name` stands for the file in messages (a name ending in
+    /// `.json` is read as one JSON document).
+    pub fn add_str(self, name: &str, text: &str) -> Result<Self, LoadError> {
+        self.checked(|loader| loader.text(name, text, Role::Policies))
+    }
+
+    /// Adds every object of a file or directory to `params`, whatever its kind (`--params`).
+    pub fn add_params_path(self, path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        self.checked(|loader| loader.walk(path.as_ref(), Role::Params))
+    }
+
+    /// Adds every object of `text` to `params`, whatever its kind.
+    pub fn add_params_str(self, name: &str, text: &str) -> Result<Self, LoadError> {
+        self.checked(|loader| loader.text(name, text, Role::Params))
+    }
+
+    /// Warnings so far: `file:line: unknown field `spec.validatons`` and the like.
+    pub fn warnings(&self) -> &[String] {
+        &self.report.warnings
+    }
+
+    /// The loaded set, once documents of other kinds are resolved as params and bindings are
+    /// checked against the policies.
+    pub fn finish(self) -> Result<PolicySet, LoadError> {
+        self.finish_with_warnings().map(|(set, _)| set)
+    }
+
+    /// Like [`finish`](Self::finish), also returning the warnings.
+    pub fn finish_with_warnings(mut self) -> Result<(PolicySet, Vec<String>), LoadError> {
+        for other in std::mem::take(&mut self.others) {
+            let is_param = other.param
+                || self.set.policies.iter().any(|policy| {
+                    policy.param_kind.as_ref().is_some_and(|(api_version, kind)| {
+                        *api_version == other.api_version && *kind == other.kind
+                    })
+                });
+            if is_param {
+                self.set.params.push(other.value);
+            } else {
+                self.report.errors.push(LoadError::UnknownKind {
+                    at: other.at,
+                    api_version: other.api_version,
+                    kind: other.kind,
+                });
+            }
+        }
+        for binding in &self.set.bindings {
+            if self.set.policy(&binding.policy_name).is_none() {
+                self.report.errors.push(LoadError::UnknownPolicy {
+                    at: binding.source.clone(),
+                    binding: binding.name.clone(),
+                    policy: binding.policy_name.clone(),
+                });
+            }
+        }
+        self.report.errors.sort_by_key(order);
+        match LoadError::from_many(self.report.errors) {
+            Some(error) => Err(error),
+            None => Ok((self.set, self.report.warnings)),
+        }
+    }
+
+    /// Runs `add`, failing with the errors it added.
+    fn checked(mut self, add: impl FnOnce(&mut Self)) -> Result<Self, LoadError> {
+        let before = self.report.errors.len();
+        add(&mut self);
+        let new = self.report.errors.split_off(before);
+        match LoadError::from_many(new) {
+            Some(error) => Err(error),
+            None => Ok(self),
+        }
+    }
+
+    fn walk(&mut self, path: &Path, role: Role) {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => self.directory(path, role, 0),
+            Ok(_) => self.file(path, role),
+            Err(source) => self.report.errors.push(LoadError::Io {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    fn directory(&mut self, dir: &Path, role: Role, depth: usize) {
+        if depth > MAX_DIRECTORY_DEPTH {
+            let source = std::io::Error::other("directories nested too deep (a symlink loop?)");
+            self.report.errors.push(LoadError::Io {
+                path: dir.display().to_string(),
+                source,
+            });
+            return;
+        }
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(source) => {
+                self.report.errors.push(LoadError::Io {
+                    path: dir.display().to_string(),
+                    source,
+                });
+                return;
+            }
+        };
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for entry in entries {
+            match entry {
+                Ok(entry) => paths.push(entry.path()),
+                Err(source) => self.report.errors.push(LoadError::Io {
+                    path: dir.display().to_string(),
+                    source,
+                }),
+            }
+        }
+        paths.sort();
+        for path in paths {
+            let hidden = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => self.directory(&path, role, depth + 1),
+                Ok(_) if has_policy_extension(&path) => self.file(&path, role),
+                Ok(_) => {}
+                Err(source) => self.report.errors.push(LoadError::Io {
+                    path: path.display().to_string(),
+                    source,
+                }),
+            }
+        }
+    }
+
+    fn file(&mut self, path: &Path, role: Role) {
+        match std::fs::read_to_string(path) {
+            Ok(text) => self.text(&path.display().to_string(), &text, role),
+            Err(source) => self.report.errors.push(LoadError::Io {
+                path: path.display().to_string(),
+                source,
+            }),
+        }
+    }
+
+    fn text(&mut self, file: &str, text: &str, role: Role) {
+        let is_json = file.to_ascii_lowercase().ends_with(".json");
+        let documents = if is_json {
+            vec![crate::policy::Document {
+                index: 1,
+                line: 1,
+                text: text.to_owned(),
+            }]
+        } else {
+            split_documents(text)
+        };
+        for document in documents.iter().filter(|d| !d.is_empty()) {
+            let parsed = match marked::parse(&document.text) {
+                Ok(parsed) => parsed,
+                Err(error) if is_json => match serde_json::from_str::<Value>(&document.text) {
+                    // Valid JSON that the YAML parser refuses (tabs): no lines below the document.
+                    Ok(value) => Some(Marked {
+                        value,
+                        pos: Pos::leaf(1),
+                    }),
+                    Err(json_error) => {
+                        self.report.errors.push(LoadError::Syntax {
+                            at: SourceRef::new(file, document.index, json_error.line().max(error.line)),
+                            column: json_error.column(),
+                            message: json_error.to_string(),
+                        });
+                        continue;
+                    }
+                },
+                Err(error) => {
+                    self.report.errors.push(LoadError::Syntax {
+                        at: SourceRef::new(file, document.index, document.line + error.line.max(1) - 1),
+                        column: error.column,
+                        message: error.message,
+                    });
+                    continue;
+                }
+            };
+            let Some(parsed) = parsed else { continue };
+            let base = FieldPath::root();
+            let ctx = Ctx {
+                file,
+                document: document.index,
+                first_line: document.line,
+                pos: &parsed.pos,
+                base: &base,
+            };
+            self.object(&ctx, &parsed.value, role, 0);
+        }
+    }
+
+    /// One object: a policy, a binding, a `kind: List` of objects, or something else.
+    fn object(&mut self, ctx: &Ctx<'_>, value: &Value, role: Role, depth: usize) {
+        let Some(map) = value.as_object() else {
+            let error = ctx.invalid(
+                &FieldPath::root(),
+                "expected a Kubernetes object (a mapping with apiVersion and kind)",
+            );
+            self.report.errors.push(error);
+            return;
+        };
+        let text_field = |name: &str| {
+            map.get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let (api_version, kind) = (text_field("apiVersion"), text_field("kind"));
+
+        if kind == "List" && depth == 0 {
+            let items_at = FieldPath::root().key("items");
+            match map.get("items") {
+                Some(Value::Array(items)) => {
+                    for (i, item) in items.iter().enumerate() {
+                        let base = ctx.path(&items_at.index(i));
+                        let item_ctx = Ctx { base: &base, ..*ctx };
+                        self.object(&item_ctx, item, role, depth + 1);
+                    }
+                }
+                None | Some(Value::Null) => {}
+                Some(_) => self
+                    .report
+                    .errors
+                    .push(ctx.invalid(&items_at, "expected a list of objects")),
+            }
+            return;
+        }
+        if role == Role::Params {
+            let at = ctx.object_ref();
+            self.others.push(Other {
+                at,
+                api_version,
+                kind,
+                value: value.clone(),
+                param: true,
+            });
+            return;
+        }
+        for (field, text) in [("apiVersion", &api_version), ("kind", &kind)] {
+            if text.is_empty() {
+                let error = ctx.invalid(
+                    &FieldPath::root().key(field),
+                    "Required value: every document needs apiVersion and kind",
+                );
+                self.report.errors.push(error);
+                return;
+            }
+        }
+
+        match (api_version.as_str(), kind.as_str()) {
+            (vap::API_VERSION, "ValidatingAdmissionPolicy") => {
+                if let Some(policy) = vap::policy(ctx, value, &mut self.report) {
+                    self.add_policy(ctx, policy);
+                }
+            }
+            (vap::API_VERSION, "ValidatingAdmissionPolicyBinding") => {
+                if let Some(binding) = vap::binding(ctx, value, &mut self.report) {
+                    let name_at = ctx.at(&name_path());
+                    match self.binding_sources.get(&binding.name) {
+                        Some(first) => self.report.errors.push(LoadError::Duplicate {
+                            at: name_at,
+                            what: "binding",
+                            name: binding.name.clone(),
+                            first: first.clone(),
+                        }),
+                        None => {
+                            self.binding_sources.insert(binding.name.clone(), name_at);
+                            self.set.bindings.push(binding);
+                        }
+                    }
+                }
+            }
+            (safety::API_VERSION, "SafetyPolicy") => {
+                if let Some(policy) = safety::policy(ctx, value, &mut self.report) {
+                    self.add_policy(ctx, policy);
+                }
+            }
+            (older, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding")
+                if vap::OLDER_API_VERSIONS.contains(&older) =>
+            {
+                let at = FieldPath::root().key("apiVersion");
+                let warning = ctx.warning(&at, &format!("{older} is read as {}", vap::API_VERSION));
+                self.report.warnings.push(warning);
+                let mut upgraded = value.clone();
+                if let Some(map) = upgraded.as_object_mut() {
+                    map.insert(
+                        "apiVersion".to_owned(),
+                        Value::String(vap::API_VERSION.to_owned()),
+                    );
+                }
+                self.object(ctx, &upgraded, role, depth + 1);
+            }
+            (other, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding" | "SafetyPolicy") => {
+                let expected = if kind == "SafetyPolicy" {
+                    safety::API_VERSION
+                } else {
+                    vap::API_VERSION
+                };
+                let error = ctx.invalid(
+                    &FieldPath::root().key("apiVersion"),
+                    format!("Unsupported value: `{other}` for kind {kind}: expected {expected}"),
+                );
+                self.report.errors.push(error);
+            }
+            _ => {
+                let at = ctx.object_ref();
+                self.others.push(Other {
+                    at,
+                    api_version,
+                    kind,
+                    value: value.clone(),
+                    param: false,
+                });
+            }
+        }
+    }
+
+    fn add_policy(&mut self, ctx: &Ctx<'_>, policy: crate::policy::Policy) {
+        let name_at = ctx.at(&name_path());
+        if let Some(first) = self.policy_sources.get(&policy.name) {
+            self.report.errors.push(LoadError::Duplicate {
+                at: name_at,
+                what: "policy",
+                name: policy.name.clone(),
+                first: first.clone(),
+            });
+            return;
+        }
+        self.policy_sources.insert(policy.name.clone(), name_at);
+        self.set.policies.push(Arc::new(policy));
+    }
+}
+
+fn name_path() -> FieldPath {
+    FieldPath::root().key("metadata").key("name")
+}
+
+/// Errors in file order (then document, then line); errors without a place first.
+fn order(error: &LoadError) -> (String, usize, usize) {
+    error
+        .source_ref()
+        .map_or_else(Default::default, |at| (at.file.clone(), at.document, at.line))
+}
+
+fn has_policy_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"))
+}
+
+/// Loads every policy, binding and param object under `paths` (files or directories).
+pub fn load_paths(paths: &[&Path]) -> Result<PolicySet, LoadError> {
+    let mut loader = Loader::new();
+    for path in paths {
+        loader.walk(path, Role::Policies);
+    }
+    loader.finish()
 }

@@ -4,9 +4,14 @@
 //! `SafetyPolicy` become the same [`Policy`]; every CEL expression is compiled when loaded, so a
 //! [`PolicySet`] that exists can be evaluated without compile errors.
 
+mod body;
+mod context;
 mod error;
 mod load;
+mod marked;
 mod model;
+mod path;
+mod scalar;
 pub mod safety;
 mod source;
 pub mod vap;

@@ -1,1 +1,33 @@
-//! `kubectl-suture` as a library (being written).
+//! `kubectl-suture` as a library: the command line ([`cli`]), one module per subcommand
+//! ([`commands`]), the test-suite runner ([`suite`]) and the reports ([`report`]).
+//!
+//! The binary is a thin main: [`Cli::parse_args`], [`run`], then [`Failure::report`] to stderr
+//! and the [`Exit`] status.
+
+pub mod cli;
+pub mod cluster;
+pub mod commands;
+pub mod exit;
+pub mod input;
+pub mod kinds;
+pub mod policies;
+pub mod report;
+pub mod review;
+pub mod style;
+pub mod suite;
+
+pub use cli::{Cli, Command};
+pub use exit::{Exit, Failure};
+
+use style::Style;
+
+/// Runs the parsed command line.
+pub fn run(cli: &Cli) -> Result<Exit, Failure> {
+    let style = Style::for_stdout(cli.no_color);
+    match &cli.command {
+        Command::Check(args) => commands::check::run(args, style),
+        Command::Eval(args) => commands::eval::run(args, cli.no_color),
+        Command::Test(args) => commands::test::run(args, style),
+        Command::Version(args) => Ok(commands::version::run(args)),
+    }
+}

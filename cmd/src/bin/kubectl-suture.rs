@@ -15,4 +15,3 @@ fn main() -> ExitCode {
     };
     ExitCode::from(exit)
 }
-

@@ -1,0 +1,101 @@
+//! `kubectl suture check`: judge one AdmissionReview against policies and print the verdict.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use policies_cel::{Request, evaluate};
+
+use crate::exit::{Exit, Failure, OrExit};
+use crate::policies::PolicySource;
+use crate::report::check as report;
+use crate::style::Style;
+use crate::{cluster, input, policies};
+
+/// Output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum CheckOutput {
+    #[default]
+    Text,
+    Json,
+    Yaml,
+}
+
+/// Arguments of `kubectl suture check`.
+#[derive(Debug, Args)]
+#[command(after_help = HELP)]
+pub struct CheckArgs {
+    /// The AdmissionReview (admission.k8s.io/v1, JSON or YAML) to judge; `-` reads stdin
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW")]
+    pub filename: PathBuf,
+
+    /// Policy file or directory (repeatable); `builtin` names the embedded pack [default: builtin]
+    #[arg(long = "policies", value_name = "PATH", value_parser = parse_policy_source)]
+    pub policies: Vec<PolicySource>,
+
+    /// Parameter objects for policies with paramKind (repeatable)
+    #[arg(long = "params", value_name = "FILE")]
+    pub params: Vec<PathBuf>,
+
+    /// Cluster snapshot file or directory (repeatable; snapshots arrive with the cluster model)
+    #[arg(long = "cluster", value_name = "PATH")]
+    pub cluster: Vec<PathBuf>,
+
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t)]
+    pub output: CheckOutput,
+
+    /// Also print every policy's outcome (text output)
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+}
+
+const HELP: &str = "\
+Examples:
+  # Judge a recorded request with the built-in policy pack
+  kubectl suture check -f review.json
+
+  # Judge it with your own policies (files or directories) and a params object
+  kubectl suture check -f review.yaml --policies policies/ --params replica-limits.yaml
+
+  # Read the review from stdin and print the verdict as JSON
+  cat review.json | kubectl suture check -f - -o json
+
+Exit status:
+  0  allowed
+  1  denied
+  2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview)
+  3  a policy failed to load or compile";
+
+/// `--policies` values: `builtin` or a path.
+pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
+    if value.is_empty() {
+        return Err("a policy path cannot be empty".into());
+    }
+    Ok(if value == "builtin" {
+        PolicySource::Builtin
+    } else {
+        PolicySource::Path(PathBuf::from(value))
+    })
+}
+
+/// Runs `check`: 0 allowed, 1 denied.
+pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
+    let source = input::read_source(&args.filename).or_exit(Exit::Usage)?;
+    let review = input::parse_one(&source).or_exit(Exit::Usage)?;
+    let request =
+        Request::from_review(review).map_err(|e| Failure::usage(anyhow::anyhow!("{}: {e}", source.name)))?;
+    let cluster = cluster::load(&args.cluster)?;
+    let set = policies::load(&args.policies, &args.params)?;
+    let decision = evaluate(&set, &request, cluster.as_ref());
+    let text = match args.output {
+        CheckOutput::Text => report::text(&decision, &request, args.verbose, style),
+        CheckOutput::Json => report::json(&decision).or_exit(Exit::Failure)?,
+        CheckOutput::Yaml => report::yaml(&decision).or_exit(Exit::Failure)?,
+    };
+    print!("{text}");
+    Ok(if decision.allowed {
+        Exit::Success
+    } else {
+        Exit::Failure
+    })
+}

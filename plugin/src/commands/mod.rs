@@ -1,0 +1,6 @@
+//! One module per subcommand: its arguments (clap) and its `run`.
+
+pub mod check;
+pub mod eval;
+pub mod test;
+pub mod version;

@@ -1,0 +1,220 @@
+//! Expectations of a case, compiled (regular expressions checked when the suite loads), and the
+//! comparison with a decision that explains every mismatch.
+
+use policies_cel::Decision;
+use regex::Regex;
+
+use crate::suite::model::ExpectDoc;
+
+/// A case's compiled expectations.
+#[derive(Debug, Clone)]
+pub struct Expect {
+    pub allowed: bool,
+    pub denials: Option<usize>,
+    pub message: Option<Regex>,
+    pub warnings: Option<Vec<Regex>>,
+    pub policies: Vec<String>,
+    pub audit_annotations: Vec<(String, Regex)>,
+}
+
+fn regex(field: &str, pattern: &str) -> Result<Regex, String> {
+    Regex::new(pattern).map_err(|e| format!("expect.{field}: invalid regular expression {pattern:?}: {e}"))
+}
+
+impl Expect {
+    /// Compiles the written expectations.
+    pub fn compile(doc: &ExpectDoc) -> Result<Self, String> {
+        if doc.impact.is_some() {
+            return Err("expect.impact is reserved for the impact estimate and not supported yet".into());
+        }
+        if doc.allowed && doc.denials.is_some_and(|n| n > 0) {
+            return Err("expect.allowed is true but expect.denials is not 0".into());
+        }
+        Ok(Self {
+            allowed: doc.allowed,
+            denials: doc.denials,
+            message: doc.message.as_deref().map(|m| regex("message", m)).transpose()?,
+            warnings: doc
+                .warnings
+                .as_ref()
+                .map(|list| {
+                    list.iter()
+                        .map(|w| regex("warnings", w))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()?,
+            policies: doc.policies.clone().unwrap_or_default(),
+            audit_annotations: doc
+                .audit_annotations
+                .iter()
+                .flatten()
+                .map(|(key, value)| Ok((key.clone(), regex(&format!("auditAnnotations[{key:?}]"), value)?)))
+                .collect::<Result<Vec<_>, String>>()?,
+        })
+    }
+
+    /// Every way `decision` differs from the expectation; empty when the case passes.
+    pub fn mismatches(&self, decision: &Decision) -> Vec<String> {
+        let mut out = Vec::new();
+        let messages: Vec<&str> = decision.denials.iter().map(|d| d.message.as_str()).collect();
+        if decision.allowed != self.allowed {
+            out.push(if self.allowed {
+                format!(
+                    "expected the request to be allowed, but it was denied: {}",
+                    denials_summary(decision)
+                )
+            } else {
+                "expected the request to be denied, but it was allowed".to_owned()
+            });
+        }
+        if let Some(count) = self.denials
+            && decision.denials.len() != count
+        {
+            out.push(format!(
+                "expected {count} denial(s), got {}",
+                decision.denials.len()
+            ));
+        }
+        if let Some(pattern) = &self.message
+            && !messages.iter().any(|m| pattern.is_match(m))
+        {
+            out.push(format!(
+                "no denial message matches /{pattern}/ (messages: {})",
+                quoted_list(&messages)
+            ));
+        }
+        self.check_warnings(decision, &mut out);
+        let denying: Vec<&str> = decision.denials.iter().map(|d| d.policy.as_str()).collect();
+        for policy in &self.policies {
+            if !denying.contains(&policy.as_str()) {
+                out.push(format!(
+                    "expected policy {policy:?} to deny (denied by: {})",
+                    quoted_list(&denying)
+                ));
+            }
+        }
+        for (key, pattern) in &self.audit_annotations {
+            match decision.audit_annotations.get(key) {
+                None => {
+                    let keys: Vec<&str> = decision.audit_annotations.keys().map(String::as_str).collect();
+                    out.push(format!(
+                        "audit annotation {key:?} is missing (present: {})",
+                        quoted_list(&keys)
+                    ));
+                }
+                Some(value) if !pattern.is_match(value) => {
+                    out.push(format!(
+                        "audit annotation {key:?} = {value:?} does not match /{pattern}/"
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        out
+    }
+
+    fn check_warnings(&self, decision: &Decision, out: &mut Vec<String>) {
+        let Some(patterns) = &self.warnings else { return };
+        let warnings: Vec<&str> = decision.warnings.iter().map(String::as_str).collect();
+        if patterns.is_empty() && !warnings.is_empty() {
+            out.push(format!("expected no warnings, got {}", quoted_list(&warnings)));
+        }
+        for pattern in patterns {
+            if !warnings.iter().any(|w| pattern.is_match(w)) {
+                out.push(format!(
+                    "no warning matches /{pattern}/ (warnings: {})",
+                    quoted_list(&warnings)
+                ));
+            }
+        }
+    }
+}
+
+fn denials_summary(decision: &Decision) -> String {
+    let parts: Vec<String> = decision
+        .denials
+        .iter()
+        .map(|d| format!("{}: {:?}", d.policy, d.message))
+        .collect();
+    if parts.is_empty() {
+        "no denials recorded".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn quoted_list(items: &[&str]) -> String {
+    if items.is_empty() {
+        return "none".to_owned();
+    }
+    items
+        .iter()
+        .map(|item| format!("{item:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policies_cel::Denial;
+    use std::collections::BTreeMap;
+
+    fn doc(yaml: &str) -> ExpectDoc {
+        serde_yaml_ng::from_str(yaml).unwrap()
+    }
+
+    fn denied(policy: &str, message: &str) -> Decision {
+        Decision {
+            allowed: false,
+            denials: vec![Denial {
+                policy: policy.into(),
+                binding: None,
+                validation: Some(0),
+                message: message.into(),
+                reason: "Forbidden".into(),
+            }],
+            warnings: vec!["replicas are high".into()],
+            audit_annotations: BTreeMap::from([("p/why".to_owned(), "scale-down".to_owned())]),
+            ..Decision::default()
+        }
+    }
+
+    #[test]
+    fn a_matching_decision_has_no_mismatches() {
+        let expect = Expect::compile(&doc(
+            "allowed: false\ndenials: 1\nmessage: 'quorum'\nwarnings: ['high$']\npolicies: [sts]\nauditAnnotations: {p/why: '^scale'}",
+        ))
+        .unwrap();
+        assert_eq!(
+            expect.mismatches(&denied("sts", "would lose quorum")),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn every_mismatch_is_explained() {
+        let expect = Expect::compile(&doc(
+            "allowed: true\nmessage: nope\nwarnings: []\npolicies: [other]\nauditAnnotations: {x: y}",
+        ))
+        .unwrap();
+        let found = expect.mismatches(&denied("sts", "would lose quorum"));
+        assert_eq!(
+            found,
+            vec![
+                "expected the request to be allowed, but it was denied: sts: \"would lose quorum\"",
+                "no denial message matches /nope/ (messages: \"would lose quorum\")",
+                "expected no warnings, got \"replicas are high\"",
+                "expected policy \"other\" to deny (denied by: \"sts\")",
+                "audit annotation \"x\" is missing (present: \"p/why\")",
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_expectations_are_rejected_when_loading() {
+        assert!(Expect::compile(&doc("allowed: false\nmessage: '('")).is_err());
+        assert!(Expect::compile(&doc("allowed: true\ndenials: 2")).is_err());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {summary: {}}")).is_err());
+    }
+}

@@ -7,9 +7,16 @@ use assert_cmd::Command;
 
 #[test]
 fn prints_its_version() {
-    let out = Command::cargo_bin("suture-gateway").unwrap().arg("--version").assert().success();
+    let out = Command::cargo_bin("suture-gateway")
+        .unwrap()
+        .arg("--version")
+        .assert()
+        .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(stdout.trim(), format!("suture-gateway {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout.trim(),
+        format!("suture-gateway {}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]

@@ -37,7 +37,9 @@ fn median_ns(samples: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn testdata(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata").join(path)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(path)
 }
 
 fn micros(ns: f64) -> String {
@@ -55,8 +57,14 @@ fn main() {
             std::process::exit(1);
         }
     };
-    println!("evaluate() with {} policies (median of {samples} samples)\n", set.len());
-    println!("{:<28} {:>12} {:>12} {:>8}", "review", "parse floor", "evaluate", "ratio");
+    println!(
+        "evaluate() with {} policies (median of {samples} samples)\n",
+        set.len()
+    );
+    println!(
+        "{:<28} {:>12} {:>12} {:>8}",
+        "review", "parse floor", "evaluate", "ratio"
+    );
     for review in ["bench/deployment-create.json", "bench/pod-create.json"] {
         let bytes = std::fs::read(testdata(review)).unwrap_or_default();
         let parse = || {
@@ -80,7 +88,11 @@ fn main() {
             micros(floor),
             micros(judged),
             judged / floor,
-            decision.policies.iter().filter(|p| p.outcome != policies_cel::eval::Outcome::NotMatched).count(),
+            decision
+                .policies
+                .iter()
+                .filter(|p| p.outcome != policies_cel::eval::Outcome::NotMatched)
+                .count(),
             decision.allowed
         );
     }
@@ -100,15 +112,26 @@ fn compare_with_upstream_interpreter(samples: usize) {
         "['app.kubernetes.io/name', 'team'].all(l, l in object.metadata.labels)",
         "object.spec.replicas <= 50 && object.metadata.name.size() < 64",
     ];
-    let ours: Vec<Program> = expressions.iter().filter_map(|e| Env::admission().compile(e).ok()).collect();
+    let ours: Vec<Program> = expressions
+        .iter()
+        .filter_map(|e| Env::admission().compile(e).ok())
+        .collect();
     let object_value = policies_cel::cel::value::from_json(&object);
     let bindings = Bindings::new().with(Root::Object, object_value.clone());
-    let upstream_programs: Vec<upstream::Program> =
-        expressions.iter().filter_map(|e| upstream::Program::compile(e).ok()).collect();
+    let upstream_programs: Vec<upstream::Program> = expressions
+        .iter()
+        .filter_map(|e| upstream::Program::compile(e).ok())
+        .collect();
     let mut context = Context::default();
     context.add_variable_from_value("object", object_value);
-    let ours_values: Vec<Option<Value>> = ours.iter().map(|p| p.eval(&bindings, &Budget::default()).ok()).collect();
-    let upstream_values: Vec<Option<Value>> = upstream_programs.iter().map(|p| p.execute(&context).ok()).collect();
+    let ours_values: Vec<Option<Value>> = ours
+        .iter()
+        .map(|p| p.eval(&bindings, &Budget::default()).ok())
+        .collect();
+    let upstream_values: Vec<Option<Value>> = upstream_programs
+        .iter()
+        .map(|p| p.execute(&context).ok())
+        .collect();
     let agree = ours_values == upstream_values;
     let ours_ns = median_ns(samples, || {
         for program in &ours {

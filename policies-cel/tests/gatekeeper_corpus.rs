@@ -33,7 +33,12 @@ fn policy_document(case: &Json) -> Json {
                 .flatten()
                 .map(|item| {
                     let object = item.as_object().into_iter().flatten();
-                    Json::Object(object.filter(|(k, _)| keep.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect())
+                    Json::Object(
+                        object
+                            .filter(|(k, _)| keep.contains(&k.as_str()))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect(),
+                    )
                 })
                 .collect(),
         )
@@ -90,9 +95,13 @@ fn review(case: &Json) -> Json {
 fn check(case: &Json) -> Result<(), String> {
     let id = case["id"].as_str().unwrap_or("?");
     let document = policy_document(case).to_string();
-    let mut loader = Loader::new().add_str(&format!("{id}.json"), &document).map_err(|e| format!("load: {e}"))?;
+    let mut loader = Loader::new()
+        .add_str(&format!("{id}.json"), &document)
+        .map_err(|e| format!("load: {e}"))?;
     if case["params"].is_object() {
-        loader = loader.add_params_str(&format!("{id}-params.json"), &case["params"].to_string()).map_err(|e| format!("params: {e}"))?;
+        loader = loader
+            .add_params_str(&format!("{id}-params.json"), &case["params"].to_string())
+            .map_err(|e| format!("params: {e}"))?;
     }
     let set = loader.finish().map_err(|e| format!("load: {e}"))?;
     let request = Request::from_review(review(case)).map_err(|e| format!("review: {e}"))?;
@@ -101,8 +110,15 @@ fn check(case: &Json) -> Result<(), String> {
     let messages: Vec<&str> = decision.denials.iter().map(|d| d.message.as_str()).collect();
     match expected["result"].as_str() {
         Some("allow") if !decision.allowed => return Err(format!("expected allow, denied: {messages:?}")),
-        Some("deny") if decision.allowed => return Err(format!("expected deny, allowed: {:?}", decision.policies)),
-        Some("skip") if !decision.policies.iter().all(|p| matches!(p.outcome, Outcome::Skipped { .. })) => {
+        Some("deny") if decision.allowed => {
+            return Err(format!("expected deny, allowed: {:?}", decision.policies));
+        }
+        Some("skip")
+            if !decision
+                .policies
+                .iter()
+                .all(|p| matches!(p.outcome, Outcome::Skipped { .. })) =>
+        {
             return Err(format!("expected skip, got {:?}", decision.policies));
         }
         _ => {}
@@ -110,7 +126,10 @@ fn check(case: &Json) -> Result<(), String> {
     if let Some(violations) = expected["violations"].as_u64()
         && decision.denials.len() as u64 != violations
     {
-        return Err(format!("expected {violations} violations, got {}: {messages:?}", decision.denials.len()));
+        return Err(format!(
+            "expected {violations} violations, got {}: {messages:?}",
+            decision.denials.len()
+        ));
     }
     for assertion in expected["messages"].as_array().into_iter().flatten() {
         let pattern = assertion["regex"].as_str().unwrap_or_default();
@@ -134,13 +153,27 @@ fn every_gatekeeper_library_case_gets_cel_gos_verdict() {
         return;
     };
     let text = std::fs::read_to_string(&path).unwrap();
-    let cases: Vec<Json> = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let cases: Vec<Json> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let failures: Vec<String> = cases
         .iter()
-        .filter_map(|case| check(case).err().map(|why| format!("{}: {why}", case["id"].as_str().unwrap_or("?"))))
+        .filter_map(|case| {
+            check(case)
+                .err()
+                .map(|why| format!("{}: {why}", case["id"].as_str().unwrap_or("?")))
+        })
         .collect();
     let passed = cases.len() - failures.len();
     println!("gatekeeper-library corpus: {passed}/{} cases pass", cases.len());
     assert_eq!(cases.len(), 131, "the corpus should hold 131 cases");
-    assert!(failures.is_empty(), "{} of {} cases fail:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases fail:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }

@@ -47,7 +47,9 @@ impl LazyVariables {
 
 impl fmt::Debug for LazyVariables {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LazyVariables").field("count", &self.programs.len()).finish()
+        f.debug_struct("LazyVariables")
+            .field("count", &self.programs.len())
+            .finish()
     }
 }
 
@@ -106,9 +108,15 @@ impl Default for Bindings<'_> {
 
 impl fmt::Debug for Bindings<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let set: Vec<&str> =
-            Root::ALL.iter().filter(|r| self.roots[r.index()].is_some()).map(|r| r.name()).collect();
-        f.debug_struct("Bindings").field("roots", &set).field("variables", &self.variables).finish()
+        let set: Vec<&str> = Root::ALL
+            .iter()
+            .filter(|r| self.roots[r.index()].is_some())
+            .map(|r| r.name())
+            .collect();
+        f.debug_struct("Bindings")
+            .field("roots", &set)
+            .field("variables", &self.variables)
+            .finish()
     }
 }
 
@@ -120,7 +128,9 @@ impl Activation for Bindings<'_> {
         match root {
             Root::Impact => match self.impact {
                 Some(compute) => self.impact_value.get_or_init(compute).clone(),
-                None => Err(EvalError::Unavailable("impact (no cluster model for this request)".into())),
+                None => Err(EvalError::Unavailable(
+                    "impact (no cluster model for this request)".into(),
+                )),
             },
             Root::Cluster => Err(EvalError::Unavailable("cluster (no cluster model)".into())),
             _ => Ok(Value::Null),

@@ -62,15 +62,33 @@ pub(crate) enum Kind {
     /// A comprehension or `cel.bind` variable, by slot.
     Local(usize),
     /// `accu + [elements]` where the accumulator is not read by the elements: appends in place.
-    AppendToLocal { slot: usize, elements: Vec<Node> },
-    Select { operand: Box<Node>, field: Arc<String> },
+    AppendToLocal {
+        slot: usize,
+        elements: Vec<Node>,
+    },
+    Select {
+        operand: Box<Node>,
+        field: Arc<String>,
+    },
     /// `has(operand.field)`.
-    Has { operand: Box<Node>, field: Arc<String> },
+    Has {
+        operand: Box<Node>,
+        field: Arc<String>,
+    },
     /// `operand.?field`.
-    OptSelect { operand: Box<Node>, field: Arc<String> },
-    Index { operand: Box<Node>, index: Box<Node> },
+    OptSelect {
+        operand: Box<Node>,
+        field: Arc<String>,
+    },
+    Index {
+        operand: Box<Node>,
+        index: Box<Node>,
+    },
     /// `operand[?index]`.
-    OptIndex { operand: Box<Node>, index: Box<Node> },
+    OptIndex {
+        operand: Box<Node>,
+        index: Box<Node>,
+    },
     And(Box<Node>, Box<Node>),
     Or(Box<Node>, Box<Node>),
     Not(Box<Node>),
@@ -79,13 +97,33 @@ pub(crate) enum Kind {
     NotStrictlyFalse(Box<Node>),
     Cond(Box<Node>, Box<Node>, Box<Node>),
     Binary(BinOp, Box<Node>, Box<Node>),
-    List { elements: Vec<Node>, optional: Vec<bool> },
-    Map { entries: Vec<(Node, Node, bool)> },
+    List {
+        elements: Vec<Node>,
+        optional: Vec<bool>,
+    },
+    Map {
+        entries: Vec<(Node, Node, bool)>,
+    },
     /// `matches` with a pattern fixed at compile time.
-    MatchesConst { target: Box<Node>, regex: Arc<Regex> },
-    Call { builtin: Builtin, target: Option<Box<Node>>, args: Vec<Node> },
-    Bridge { call: Arc<BridgeCall>, target: Option<Box<Node>>, args: Vec<Node> },
+    MatchesConst {
+        target: Box<Node>,
+        regex: Arc<Regex>,
+    },
+    Call {
+        builtin: Builtin,
+        target: Option<Box<Node>>,
+        args: Vec<Node>,
+    },
+    Bridge {
+        call: Arc<BridgeCall>,
+        target: Option<Box<Node>>,
+        args: Vec<Node>,
+    },
     Comprehension(Box<Comprehension>),
     /// `cel.bind(name, init, body)`.
-    Bind { slot: usize, init: Box<Node>, body: Box<Node> },
+    Bind {
+        slot: usize,
+        init: Box<Node>,
+        body: Box<Node>,
+    },
 }

@@ -27,7 +27,12 @@ pub struct Budget {
 impl Budget {
     /// A budget of `limit` cost units with no deadline.
     pub fn new(limit: u64) -> Self {
-        Self { limit, spent: Cell::new(0), next_deadline_check: Cell::new(DEADLINE_CHECK_EVERY), deadline: None }
+        Self {
+            limit,
+            spent: Cell::new(0),
+            next_deadline_check: Cell::new(DEADLINE_CHECK_EVERY),
+            deadline: None,
+        }
     }
 
     /// Adds a wall-clock limit, counted from now.
@@ -59,7 +64,9 @@ impl Budget {
             if let Some((deadline, limit)) = self.deadline
                 && Instant::now() > deadline
             {
-                return Err(EvalError::TimeLimitExceeded { millis: limit.as_millis() as u64 });
+                return Err(EvalError::TimeLimitExceeded {
+                    millis: limit.as_millis() as u64,
+                });
             }
         }
         Ok(())

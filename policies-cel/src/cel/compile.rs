@@ -21,7 +21,10 @@ const MAX_SOURCE_LEN: usize = 64 * 1024;
 pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> {
     if source.len() > MAX_SOURCE_LEN {
         return Err(CompileError::new(
-            format!("expression is {} bytes long; the limit is {MAX_SOURCE_LEN}", source.len()),
+            format!(
+                "expression is {} bytes long; the limit is {MAX_SOURCE_LEN}",
+                source.len()
+            ),
             source,
             0,
             0,
@@ -35,12 +38,25 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
         .max_recursion_depth(MAX_RECURSION_DEPTH)
         .parse(source)
         .map_err(|errors| parse_error(source, &errors))?;
-    let mut lowering = Lowering { env, source, scopes: Vec::new(), roots: 0, variables: Vec::new() };
+    let mut lowering = Lowering {
+        env,
+        source,
+        scopes: Vec::new(),
+        roots: 0,
+        variables: Vec::new(),
+    };
     let node = lowering.lower(&parsed)?;
-    let Lowering { roots, mut variables, .. } = lowering;
+    let Lowering {
+        roots, mut variables, ..
+    } = lowering;
     variables.sort_unstable();
     variables.dedup();
-    Ok(Program { source: Arc::from(source), node, roots, variables })
+    Ok(Program {
+        source: Arc::from(source),
+        node,
+        roots,
+        variables,
+    })
 }
 
 fn parse_error(source: &str, errors: &crate::cel::upstream::ParseErrors) -> CompileError {
@@ -49,7 +65,11 @@ fn parse_error(source: &str, errors: &crate::cel::upstream::ParseErrors) -> Comp
     };
     let (line, column) = first.pos;
     let offset = offset_of(source, line.max(1) as usize, column.max(1) as usize);
-    let message = if first.msg == "UNKNOWN" { "syntax error".to_owned() } else { first.msg.clone() };
+    let message = if first.msg == "UNKNOWN" {
+        "syntax error".to_owned()
+    } else {
+        first.msg.clone()
+    };
     CompileError::new(message, source, offset, 1)
 }
 
@@ -59,7 +79,10 @@ fn offset_of(source: &str, line: usize, column: usize) -> usize {
     for (index, text) in source.split_inclusive('\n').enumerate() {
         if index + 1 == line {
             return offset
-                + text.char_indices().nth(column.saturating_sub(1)).map_or(text.len(), |(i, _)| i);
+                + text
+                    .char_indices()
+                    .nth(column.saturating_sub(1))
+                    .map_or(text.len(), |(i, _)| i);
         }
         offset += text.len();
     }
@@ -87,6 +110,22 @@ impl Lowering<'_> {
         self.scopes.iter().rposition(|n| n == name)
     }
 
+    /// `a.b.c` as a dotted name, when `a` is not a local or a root variable.
+    fn qualified_name(&self, expr: &IdedExpr) -> Option<String> {
+        match &expr.expr {
+            Expr::Ident(name) if self.local(name).is_none() && Root::from_name(name).is_none() => {
+                Some(name.clone())
+            }
+            Expr::Select(select) if !select.test => {
+                let mut prefix = self.qualified_name(&select.operand)?;
+                prefix.push('.');
+                prefix.push_str(&select.field);
+                Some(prefix)
+            }
+            _ => None,
+        }
+    }
+
     fn lower(&mut self, expr: &IdedExpr) -> Result<Node, CompileError> {
         let kind = match &expr.expr {
             Expr::Literal(literal) => Kind::Const(literal_value(literal)),
@@ -98,7 +137,10 @@ impl Lowering<'_> {
                     && self.local(base).is_none()
                 {
                     let index = self.env.variable_index(&select.field).ok_or_else(|| {
-                        self.error_at(format!("undeclared reference to 'variables.{}'", select.field), &select.field)
+                        self.error_at(
+                            format!("undeclared reference to 'variables.{}'", select.field),
+                            &select.field,
+                        )
                     })?;
                     self.variables.push(index);
                     return Ok(Node::new(if select.test {
@@ -107,13 +149,29 @@ impl Lowering<'_> {
                         Kind::Variable(index)
                     }));
                 }
+                if !select.test
+                    && let Some(qualified) = self.qualified_name(expr)
+                    && let Some(value) = functions::types::type_identifier(&qualified)
+                {
+                    return Ok(Node::new(Kind::Const(value)));
+                }
                 let operand = Box::new(self.lower(&select.operand)?);
-                if select.test { Kind::Has { operand, field } } else { Kind::Select { operand, field } }
+                if select.test {
+                    Kind::Has { operand, field }
+                } else {
+                    Kind::Select { operand, field }
+                }
             }
             Expr::Call(call) => self.call(call)?,
             Expr::List(list) => {
-                let elements = list.elements.iter().map(|e| self.lower(e)).collect::<Result<Vec<_>, _>>()?;
-                let optional = (0..elements.len()).map(|i| list.optional_indices.contains(&i)).collect();
+                let elements = list
+                    .elements
+                    .iter()
+                    .map(|e| self.lower(e))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let optional = (0..elements.len())
+                    .map(|i| list.optional_indices.contains(&i))
+                    .collect();
                 Kind::List { elements, optional }
             }
             Expr::Map(map) => {
@@ -124,7 +182,9 @@ impl Lowering<'_> {
                             entries.push((self.lower(&e.key)?, self.lower(&e.value)?, e.optional))
                         }
                         EntryExpr::StructField(f) => {
-                            return Err(self.error_at("message construction is not supported".into(), &f.field));
+                            return Err(
+                                self.error_at("message construction is not supported".into(), &f.field)
+                            );
                         }
                     }
                 }
@@ -149,6 +209,9 @@ impl Lowering<'_> {
         if let Some(root) = Root::from_name(name) {
             self.roots |= 1 << root.index();
             return Ok(Kind::Root(root));
+        }
+        if let Some(value) = functions::types::type_identifier(name) {
+            return Ok(Kind::Const(value));
         }
         if name == "variables" {
             return Err(self.error_at("`variables` can only be used as `variables.<name>`".into(), name));
@@ -176,7 +239,16 @@ impl Lowering<'_> {
         })();
         self.scopes.truncate(depth);
         let (loop_cond, loop_step, result) = lowered?;
-        Ok(Comprehension { range, iter_slot, iter2_slot, accu_slot, accu_init, loop_cond, loop_step, result })
+        Ok(Comprehension {
+            range,
+            iter_slot,
+            iter2_slot,
+            accu_slot,
+            accu_init,
+            loop_cond,
+            loop_step,
+            result,
+        })
     }
 
     fn args(&mut self, args: &[IdedExpr]) -> Result<Vec<Node>, CompileError> {
@@ -190,10 +262,37 @@ impl Lowering<'_> {
     fn call(&mut self, call: &CallExpr) -> Result<Kind, CompileError> {
         let args = &call.args;
         let name = call.func_name.as_str();
-        if call.target.is_none() {
-            if let Some(kind) = self.operator(name, args)? {
-                return Ok(kind);
+        if call.target.is_none()
+            && let Some(kind) = self.operator(name, args)?
+        {
+            return Ok(kind);
+        }
+        // A regular expression fixed in the source is compiled once, and a bad one is a compile
+        // error (as with cel-go's regex optimisation, which Kubernetes enables).
+        let literal_pattern = |arg: Option<&IdedExpr>| match arg.map(|a| &a.expr) {
+            Some(Expr::Literal(LiteralValue::String(pattern))) => Some(pattern.inner().to_owned()),
+            _ => None,
+        };
+        match (name, call.target.as_deref(), args.len()) {
+            ("matches", Some(_), 1) | ("matches", None, 2) => {
+                let (subject, pattern) = match call.target.as_deref() {
+                    Some(target) => (target, &args[0]),
+                    None => (&args[0], &args[1]),
+                };
+                if let Some(pattern) = literal_pattern(Some(pattern)) {
+                    let regex = self.regex(&pattern)?;
+                    return Ok(Kind::MatchesConst {
+                        target: self.boxed(subject)?,
+                        regex,
+                    });
+                }
             }
+            ("find" | "findAll", Some(_), 1 | 2) => {
+                if let Some(pattern) = literal_pattern(args.first()) {
+                    self.regex(&pattern)?;
+                }
+            }
+            _ => {}
         }
         if let Some(target) = &call.target {
             if let Some(kind) = self.special_method(target, name, args)? {
@@ -213,20 +312,22 @@ impl Lowering<'_> {
         if name == "dyn" && args.len() == 1 {
             return Ok(self.lower(&args[0])?.kind);
         }
-        if name == "matches"
-            && args.len() == 2
-            && let Expr::Literal(LiteralValue::String(pattern)) = &args[1].expr
-        {
-            let regex = self.regex(pattern.inner())?;
-            return Ok(Kind::MatchesConst { target: self.boxed(&args[0])?, regex });
-        }
         self.function(name, None, args)
     }
 
     fn regex(&self, pattern: &str) -> Result<Arc<regex::Regex>, CompileError> {
-        regex::Regex::new(pattern)
-            .map(Arc::new)
-            .map_err(|e| self.error_at(format!("invalid regular expression: {e}"), pattern))
+        regex::Regex::new(pattern).map(Arc::new).map_err(|e| {
+            let offset = find_literal(self.source, pattern).unwrap_or(0);
+            CompileError::new(
+                format!(
+                    "invalid regular expression '{pattern}': {}",
+                    regex_error_summary(&e)
+                ),
+                self.source,
+                offset,
+                pattern.len() + 2,
+            )
+        })
     }
 
     /// Operators the parser produces as calls.
@@ -234,27 +335,49 @@ impl Lowering<'_> {
         let binary = |op| -> Option<BinOp> { Some(op) };
         let op = match (name, args.len()) {
             (operators::CONDITIONAL, 3) => {
-                return Ok(Some(Kind::Cond(self.boxed(&args[0])?, self.boxed(&args[1])?, self.boxed(&args[2])?)));
+                return Ok(Some(Kind::Cond(
+                    self.boxed(&args[0])?,
+                    self.boxed(&args[1])?,
+                    self.boxed(&args[2])?,
+                )));
             }
             (operators::LOGICAL_AND, 2) => {
                 return Ok(Some(Kind::And(self.boxed(&args[0])?, self.boxed(&args[1])?)));
             }
-            (operators::LOGICAL_OR, 2) => return Ok(Some(Kind::Or(self.boxed(&args[0])?, self.boxed(&args[1])?))),
+            (operators::LOGICAL_OR, 2) => {
+                return Ok(Some(Kind::Or(self.boxed(&args[0])?, self.boxed(&args[1])?)));
+            }
             (operators::LOGICAL_NOT, 1) => return Ok(Some(Kind::Not(self.boxed(&args[0])?))),
             (operators::NEGATE, 1) => return Ok(Some(negate(self.lower(&args[0])?))),
-            (operators::NOT_STRICTLY_FALSE, 1) => return Ok(Some(Kind::NotStrictlyFalse(self.boxed(&args[0])?))),
+            (operators::NOT_STRICTLY_FALSE, 1) => {
+                return Ok(Some(Kind::NotStrictlyFalse(self.boxed(&args[0])?)));
+            }
             (operators::INDEX, 2) => {
-                return Ok(Some(Kind::Index { operand: self.boxed(&args[0])?, index: self.boxed(&args[1])? }));
+                return Ok(Some(Kind::Index {
+                    operand: self.boxed(&args[0])?,
+                    index: self.boxed(&args[1])?,
+                }));
             }
             (operators::OPT_INDEX, 2) => {
-                return Ok(Some(Kind::OptIndex { operand: self.boxed(&args[0])?, index: self.boxed(&args[1])? }));
+                return Ok(Some(Kind::OptIndex {
+                    operand: self.boxed(&args[0])?,
+                    index: self.boxed(&args[1])?,
+                }));
             }
             (operators::OPT_SELECT, 2) => {
                 let Expr::Literal(LiteralValue::String(field)) = &args[1].expr else {
-                    return Err(CompileError::new("invalid optional field selection", self.source, 0, 0));
+                    return Err(CompileError::new(
+                        "invalid optional field selection",
+                        self.source,
+                        0,
+                        0,
+                    ));
                 };
                 let field = Arc::new(field.inner().to_owned());
-                return Ok(Some(Kind::OptSelect { operand: self.boxed(&args[0])?, field }));
+                return Ok(Some(Kind::OptSelect {
+                    operand: self.boxed(&args[0])?,
+                    field,
+                }));
             }
             (operators::ADD, 2) => binary(BinOp::Add),
             (operators::SUBSTRACT, 2) => binary(BinOp::Sub),
@@ -271,7 +394,11 @@ impl Lowering<'_> {
             _ => None,
         };
         match op {
-            Some(op) => Ok(Some(Kind::Binary(op, self.boxed(&args[0])?, self.boxed(&args[1])?))),
+            Some(op) => Ok(Some(Kind::Binary(
+                op,
+                self.boxed(&args[0])?,
+                self.boxed(&args[1])?,
+            ))),
             None => Ok(None),
         }
     }
@@ -293,7 +420,11 @@ impl Lowering<'_> {
             self.scopes.push(variable);
             let body = self.lower(&args[2]);
             self.scopes.truncate(slot);
-            return Ok(Some(Kind::Bind { slot, init, body: Box::new(body?) }));
+            return Ok(Some(Kind::Bind {
+                slot,
+                init,
+                body: Box::new(body?),
+            }));
         }
         let shape = match (name, args.len()) {
             ("all", 3) => TwoVar::All,
@@ -311,13 +442,19 @@ impl Lowering<'_> {
         let (accu_slot, iter_slot, iter2_slot) = (depth, depth + 1, depth + 2);
         self.scopes.extend(["@result".to_owned(), first, second]);
         let body = (|| {
-            let filter = if args.len() == 4 { Some(self.lower(&args[2])?) } else { None };
+            let filter = if args.len() == 4 {
+                Some(self.lower(&args[2])?)
+            } else {
+                None
+            };
             let step = self.lower(&args[args.len() - 1])?;
             Ok((filter, step))
         })();
         self.scopes.truncate(depth);
         let (filter, step) = body?;
-        Ok(Some(Kind::Comprehension(Box::new(two_variable(shape, range, accu_slot, iter_slot, iter2_slot, filter, step)))))
+        Ok(Some(Kind::Comprehension(Box::new(two_variable(
+            shape, range, accu_slot, iter_slot, iter2_slot, filter, step,
+        )))))
     }
 
     fn ident_arg(&self, expr: &IdedExpr, function: &str) -> Result<String, CompileError> {
@@ -327,16 +464,38 @@ impl Lowering<'_> {
         }
     }
 
-    fn function(&mut self, name: &str, target: Option<Node>, args: &[IdedExpr]) -> Result<Kind, CompileError> {
+    fn function(
+        &mut self,
+        name: &str,
+        target: Option<Node>,
+        args: &[IdedExpr],
+    ) -> Result<Kind, CompileError> {
         let lowered = self.args(args)?;
         if let Some(builtin) = Builtin::resolve(name, target.is_some(), lowered.len()) {
-            return Ok(Kind::Call { builtin, target: target.map(Box::new), args: lowered });
+            return Ok(Kind::Call {
+                builtin,
+                target: target.map(Box::new),
+                args: lowered,
+            });
         }
         if functions::bridge::is_known(name) {
             let call = bridge::BridgeCall::new(name, target.is_some(), lowered.len());
-            return Ok(Kind::Bridge { call: Arc::new(call), target: target.map(Box::new), args: lowered });
+            return Ok(Kind::Bridge {
+                call: Arc::new(call),
+                target: target.map(Box::new),
+                args: lowered,
+            });
         }
         let short = name.rsplit('.').next().unwrap_or(name);
+        if Builtin::is_declared(name) {
+            let form = if target.is_some() { "method" } else { "function" };
+            let count = lowered.len();
+            let plural = if count == 1 { "" } else { "s" };
+            return Err(self.error_at(
+                format!("found no matching overload for {form} '{name}' with {count} argument{plural}"),
+                short,
+            ));
+        }
         Err(self.error_at(format!("undeclared reference to '{name}'"), short))
     }
 }
@@ -379,7 +538,11 @@ fn two_variable(
         None => then,
     };
     let (accu_init, loop_cond, loop_step) = match shape {
-        TwoVar::All => (boolean(true), node(Kind::NotStrictlyFalse(accu())), node(Kind::And(accu(), Box::new(step)))),
+        TwoVar::All => (
+            boolean(true),
+            node(Kind::NotStrictlyFalse(accu())),
+            node(Kind::And(accu(), Box::new(step))),
+        ),
         TwoVar::Exists => (
             boolean(false),
             node(Kind::NotStrictlyFalse(Box::new(node(Kind::Not(accu()))))),
@@ -390,31 +553,71 @@ fn two_variable(
             boolean(true),
             node(Kind::Cond(
                 Box::new(step),
-                Box::new(node(Kind::Binary(BinOp::Add, accu(), Box::new(node(Kind::Const(Value::Int(1))))))),
+                Box::new(node(Kind::Binary(
+                    BinOp::Add,
+                    accu(),
+                    Box::new(node(Kind::Const(Value::Int(1)))),
+                ))),
                 accu(),
             )),
         ),
         TwoVar::TransformList => (
-            node(Kind::List { elements: vec![], optional: vec![] }),
+            node(Kind::List {
+                elements: vec![],
+                optional: vec![],
+            }),
             boolean(true),
-            guarded(filter, node(Kind::AppendToLocal { slot: accu_slot, elements: vec![step] })),
+            guarded(
+                filter,
+                node(Kind::AppendToLocal {
+                    slot: accu_slot,
+                    elements: vec![step],
+                }),
+            ),
         ),
         TwoVar::TransformMap => (
             node(Kind::Map { entries: vec![] }),
             boolean(true),
-            guarded(filter, node(Kind::Call { builtin: Builtin::MapInsert, target: Some(accu()), args: vec![node(Kind::Local(iter_slot)), step] })),
+            guarded(
+                filter,
+                node(Kind::Call {
+                    builtin: Builtin::MapInsert,
+                    target: Some(accu()),
+                    args: vec![node(Kind::Local(iter_slot)), step],
+                }),
+            ),
         ),
         TwoVar::TransformMapEntry => (
             node(Kind::Map { entries: vec![] }),
             boolean(true),
-            guarded(filter, node(Kind::Call { builtin: Builtin::MapMerge, target: Some(accu()), args: vec![step] })),
+            guarded(
+                filter,
+                node(Kind::Call {
+                    builtin: Builtin::MapMerge,
+                    target: Some(accu()),
+                    args: vec![step],
+                }),
+            ),
         ),
     };
     let result = match shape {
-        TwoVar::ExistsOne => node(Kind::Binary(BinOp::Eq, accu(), Box::new(node(Kind::Const(Value::Int(1)))))),
+        TwoVar::ExistsOne => node(Kind::Binary(
+            BinOp::Eq,
+            accu(),
+            Box::new(node(Kind::Const(Value::Int(1)))),
+        )),
         _ => node(Kind::Local(accu_slot)),
     };
-    Comprehension { range, iter_slot, iter2_slot: Some(iter2_slot), accu_slot, accu_init, loop_cond, loop_step, result }
+    Comprehension {
+        range,
+        iter_slot,
+        iter2_slot: Some(iter2_slot),
+        accu_slot,
+        accu_init,
+        loop_cond,
+        loop_step,
+        result,
+    }
 }
 
 /// Rewrites `accu + [e...]` (and the filter form `c ? accu + [e] : accu`) into an in-place
@@ -432,9 +635,11 @@ fn append_in_place(step: Node, accu_slot: usize) -> Node {
             }
             (l, r) => node(Kind::Binary(BinOp::Add, Box::new(node(l)), Box::new(node(r)))),
         },
-        Kind::Cond(cond, then, otherwise) if !reads_local(&cond, accu_slot) => {
-            node(Kind::Cond(cond, Box::new(append_in_place(*then, accu_slot)), otherwise))
-        }
+        Kind::Cond(cond, then, otherwise) if !reads_local(&cond, accu_slot) => node(Kind::Cond(
+            cond,
+            Box::new(append_in_place(*then, accu_slot)),
+            otherwise,
+        )),
         kind => node(kind),
     }
 }
@@ -454,10 +659,14 @@ fn reads_local(node: &Node, slot: usize) -> bool {
         Kind::Index { operand, index } | Kind::OptIndex { operand, index } => {
             reads_local(operand, slot) || reads_local(index, slot)
         }
-        Kind::And(a, b) | Kind::Or(a, b) | Kind::Binary(_, a, b) => reads_local(a, slot) || reads_local(b, slot),
+        Kind::And(a, b) | Kind::Or(a, b) | Kind::Binary(_, a, b) => {
+            reads_local(a, slot) || reads_local(b, slot)
+        }
         Kind::Cond(a, b, c) => reads_local(a, slot) || reads_local(b, slot) || reads_local(c, slot),
         Kind::List { elements, .. } => any(elements),
-        Kind::Map { entries } => entries.iter().any(|(k, v, _)| reads_local(k, slot) || reads_local(v, slot)),
+        Kind::Map { entries } => entries
+            .iter()
+            .any(|(k, v, _)| reads_local(k, slot) || reads_local(v, slot)),
         Kind::Call { target, args, .. } | Kind::Bridge { target, args, .. } => {
             target.as_deref().is_some_and(|t| reads_local(t, slot)) || any(args)
         }
@@ -490,6 +699,27 @@ fn literal_value(literal: &LiteralValue) -> Value {
         LiteralValue::String(s) => Value::String(Arc::new(s.inner().to_owned())),
         LiteralValue::UInt(u) => Value::UInt(*u.inner()),
     }
+}
+
+/// The last line of a `regex` error ("unclosed character class"), without the pattern echo.
+pub(crate) fn regex_error_summary(error: &regex::Error) -> String {
+    let text = error.to_string();
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
+    last.trim().trim_start_matches("error: ").to_owned()
+}
+
+/// Byte offset of the quote opening the string literal whose text is `text`.
+fn find_literal(source: &str, text: &str) -> Option<usize> {
+    ['\'', '"'].iter().find_map(|quote| {
+        let needle = format!("{quote}{text}{quote}");
+        source.find(&needle).map(|i| {
+            if source[..i].ends_with('r') || source[..i].ends_with('R') {
+                i - 1
+            } else {
+                i
+            }
+        })
+    })
 }
 
 /// Byte offset of the first whole-word occurrence of `word` outside string literals.

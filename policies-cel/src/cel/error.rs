@@ -65,7 +65,7 @@ fn floor_char_boundary(s: &str, mut index: usize) -> usize {
 
 /// Why an evaluation produced no value. Follows CEL's runtime errors; messages are the ones
 /// Kubernetes users see in denials and logs.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EvalError {
     #[error("no such key: {0}")]
     NoSuchKey(String),
@@ -97,6 +97,17 @@ impl EvalError {
     }
 
     pub(crate) fn function(function: &str, message: impl Into<String>) -> Self {
-        EvalError::Function { function: function.to_owned(), message: message.into() }
+        EvalError::Function {
+            function: function.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// True when the evaluation ran out of cost or time: such errors end it, nothing absorbs them.
+    pub fn is_budget(&self) -> bool {
+        matches!(
+            self,
+            EvalError::CostLimitExceeded { .. } | EvalError::TimeLimitExceeded { .. }
+        )
     }
 }

@@ -7,15 +7,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
-use crate::cel::functions::{self, bridge::BridgeCall};
 use crate::cel::functions::native::{as_optional_value, map_key, optional};
+use crate::cel::functions::{self, bridge::BridgeCall};
 use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::value::type_name;
 use crate::cel::{Activation, Budget, EvalError, Value};
 
 /// Evaluates `node` against `activation`.
 pub(crate) fn eval(node: &Node, activation: &dyn Activation, budget: &Budget) -> Result<Value, EvalError> {
-    let mut frame = Frame { activation, budget, locals: Vec::new() };
+    let mut frame = Frame {
+        activation,
+        budget,
+        locals: Vec::new(),
+    };
     frame.eval(node)
 }
 
@@ -28,13 +32,22 @@ struct Frame<'a> {
 
 impl Frame<'_> {
     fn local(&self, slot: usize) -> Result<Value, EvalError> {
-        self.locals.get(slot).cloned().ok_or_else(|| EvalError::Other(format!("internal: local #{slot} unset")))
+        match self.locals.get(slot) {
+            Some(Value::Opaque(o)) if let Some(ErrorValue(error)) = o.downcast_ref::<ErrorValue>() => {
+                Err(error.clone())
+            }
+            Some(value) => Ok(value.clone()),
+            None => Err(EvalError::Other(format!("internal: local #{slot} unset"))),
+        }
     }
 
     fn bool(&mut self, node: &Node) -> Result<bool, EvalError> {
         match self.eval(node)? {
             Value::Bool(b) => Ok(b),
-            other => Err(EvalError::overload(format!("expected bool, found {}", type_name(&other)))),
+            other => Err(EvalError::overload(format!(
+                "expected bool, found {}",
+                type_name(&other)
+            ))),
         }
     }
 
@@ -65,6 +78,15 @@ impl Frame<'_> {
             }
             Kind::Select { operand, field } => {
                 let operand = self.eval(operand)?;
+                // Selecting from an optional (`a.?b.c`) stays optional: none when absent.
+                if let Some(opt) = as_optional_value(&operand) {
+                    return Ok(match opt.value() {
+                        Some(Value::Map(map)) => optional(map.map.get(&Key::String(field.clone())).cloned()),
+                        Some(Value::Null) => optional(None),
+                        Some(other) => return select(other, field),
+                        None => operand.clone(),
+                    });
+                }
                 select(&operand, field)
             }
             Kind::Has { operand, field } => match self.eval(operand)? {
@@ -84,7 +106,12 @@ impl Frame<'_> {
                 Ok(match &operand {
                     Value::Map(map) => optional(map.map.get(&Key::String(field.clone())).cloned()),
                     Value::Null => optional(None),
-                    other => return Err(EvalError::overload(format!("field selection on {}", type_name(other)))),
+                    other => {
+                        return Err(EvalError::overload(format!(
+                            "field selection on {}",
+                            type_name(other)
+                        )));
+                    }
                 })
             }
             Kind::Index { operand, index } => {
@@ -97,7 +124,10 @@ impl Frame<'_> {
                     });
                 }
                 lookup(&operand, &index)?.ok_or_else(|| match (&operand, &index) {
-                    (Value::List(items), Value::Int(i)) => EvalError::IndexOutOfRange { index: *i, size: items.len() },
+                    (Value::List(items), Value::Int(i)) => EvalError::IndexOutOfRange {
+                        index: *i,
+                        size: items.len(),
+                    },
                     _ => missing(&index),
                 })
             }
@@ -115,10 +145,13 @@ impl Frame<'_> {
             }
             Kind::And(left, right) => {
                 let left = self.bool(left);
-                if left == Ok(false) {
-                    return Ok(Value::Bool(false));
+                match &left {
+                    Ok(false) => return Ok(Value::Bool(false)),
+                    Err(e) if e.is_budget() => return left.map(Value::Bool),
+                    _ => {}
                 }
                 match (left, self.bool(right)) {
+                    (_, Err(e)) if e.is_budget() => Err(e),
                     (_, Ok(false)) => Ok(Value::Bool(false)),
                     (Ok(true), Ok(true)) => Ok(Value::Bool(true)),
                     (Err(e), _) | (_, Err(e)) => Err(e),
@@ -127,10 +160,13 @@ impl Frame<'_> {
             }
             Kind::Or(left, right) => {
                 let left = self.bool(left);
-                if left == Ok(true) {
-                    return Ok(Value::Bool(true));
+                match &left {
+                    Ok(true) => return Ok(Value::Bool(true)),
+                    Err(e) if e.is_budget() => return left.map(Value::Bool),
+                    _ => {}
                 }
                 match (left, self.bool(right)) {
+                    (_, Err(e)) if e.is_budget() => Err(e),
                     (_, Ok(true)) => Ok(Value::Bool(true)),
                     (Ok(false), Ok(false)) => Ok(Value::Bool(false)),
                     (Err(e), _) | (_, Err(e)) => Err(e),
@@ -138,9 +174,14 @@ impl Frame<'_> {
                 }
             }
             Kind::Not(operand) => Ok(Value::Bool(!self.bool(operand)?)),
-            Kind::NotStrictlyFalse(operand) => Ok(Value::Bool(!matches!(self.eval(operand), Ok(Value::Bool(false))))),
+            Kind::NotStrictlyFalse(operand) => {
+                Ok(Value::Bool(!matches!(self.eval(operand), Ok(Value::Bool(false)))))
+            }
             Kind::Neg(operand) => match self.eval(operand)? {
-                Value::Int(i) => i.checked_neg().map(Value::Int).ok_or(EvalError::Overflow("negation")),
+                Value::Int(i) => i
+                    .checked_neg()
+                    .map(Value::Int)
+                    .ok_or(EvalError::Overflow("negation")),
                 Value::Float(f) => Ok(Value::Float(-f)),
                 Value::Duration(d) => Ok(Value::Duration(-d)),
                 other => Err(EvalError::overload(format!("negation of {}", type_name(&other)))),
@@ -184,7 +225,8 @@ impl Frame<'_> {
                         }
                     }
                     if map.insert(key.clone(), value).is_some() {
-                        return Err(EvalError::Other(format!("Failed with repeated key: {key:?}")));
+                        let key = crate::cel::value::display(&key_value(&key));
+                        return Err(EvalError::Other(format!("Failed with repeated key: {key}")));
                     }
                 }
                 Ok(Value::Map(Map { map: Arc::new(map) }))
@@ -196,7 +238,11 @@ impl Frame<'_> {
                 }
                 other => Err(EvalError::overload(format!("matches on {}", type_name(&other)))),
             },
-            Kind::Call { builtin, target, args } => {
+            Kind::Call {
+                builtin,
+                target,
+                args,
+            } => {
                 let target = match target {
                     Some(t) => Some(self.eval(t)?),
                     None => None,
@@ -229,7 +275,12 @@ impl Frame<'_> {
         nodes.iter().map(|n| self.eval(n)).collect()
     }
 
-    fn bridge(&mut self, call: &BridgeCall, target: Option<&Node>, args: &[Node]) -> Result<Value, EvalError> {
+    fn bridge(
+        &mut self,
+        call: &BridgeCall,
+        target: Option<&Node>,
+        args: &[Node],
+    ) -> Result<Value, EvalError> {
         let target = match target {
             Some(t) => Some(self.eval(t)?),
             None => None,
@@ -242,7 +293,9 @@ impl Frame<'_> {
         let range = self.eval(&c.range)?;
         let init = self.eval(&c.accu_init)?;
         if self.locals.len() != c.accu_slot {
-            return Err(EvalError::Other("internal: scope mismatch in comprehension".into()));
+            return Err(EvalError::Other(
+                "internal: scope mismatch in comprehension".into(),
+            ));
         }
         self.locals.push(init);
         self.locals.push(Value::Null);
@@ -275,13 +328,22 @@ impl Frame<'_> {
                     }
                 }
             }
-            other => return Err(EvalError::overload(format!("comprehension over {}", type_name(other)))),
+            other => {
+                return Err(EvalError::overload(format!(
+                    "comprehension over {}",
+                    type_name(other)
+                )));
+            }
         }
         self.eval(&c.result)
     }
 
     /// One iteration; false when the loop condition ended the loop.
-    fn iterate(&mut self, c: &Comprehension, (first, second): (Value, Option<Value>)) -> Result<bool, EvalError> {
+    fn iterate(
+        &mut self,
+        c: &Comprehension,
+        (first, second): (Value, Option<Value>),
+    ) -> Result<bool, EvalError> {
         self.budget.charge(1)?;
         self.locals[c.iter_slot] = first;
         if let (Some(slot), Some(second)) = (c.iter2_slot, second) {
@@ -290,10 +352,33 @@ impl Frame<'_> {
         if !self.bool(&c.loop_cond)? {
             return Ok(false);
         }
-        let accu = self.eval(&c.loop_step)?;
+        let accu = match self.eval(&c.loop_step) {
+            Ok(accu) => accu,
+            // `all`/`exists` keep going after an error, which a later `false`/`true` absorbs
+            // (`[0, 1].exists(x, 1 / x > 0)` is true), as cel-go's error-valued accumulators.
+            Err(error) if absorbs_errors(c) && !error.is_budget() => {
+                Value::Opaque(Arc::new(ErrorValue(error)))
+            }
+            Err(error) => return Err(error),
+        };
         self.locals[c.accu_slot] = accu;
         Ok(true)
     }
+}
+
+/// An error held by a comprehension accumulator; reading the accumulator yields the error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ErrorValue(EvalError);
+
+impl crate::cel::upstream::objects::Opaque for ErrorValue {
+    fn runtime_type_name(&self) -> &str {
+        "error"
+    }
+}
+
+/// True for comprehensions whose step is a logical operator (`all`, `exists`).
+fn absorbs_errors(c: &Comprehension) -> bool {
+    matches!(c.loop_step.kind, Kind::And(..) | Kind::Or(..))
 }
 
 fn key_value(key: &Key) -> Value {
@@ -323,11 +408,16 @@ fn key_order(a: &Key, b: &Key) -> Ordering {
 
 fn select(operand: &Value, field: &Arc<String>) -> Result<Value, EvalError> {
     match operand {
-        Value::Map(map) => {
-            map.map.get(&Key::String(field.clone())).cloned().ok_or_else(|| EvalError::NoSuchKey(field.to_string()))
-        }
+        Value::Map(map) => map
+            .map
+            .get(&Key::String(field.clone()))
+            .cloned()
+            .ok_or_else(|| EvalError::NoSuchKey(field.to_string())),
         Value::Null => Err(EvalError::NoSuchKey(field.to_string())),
-        other => Err(EvalError::overload(format!("field selection '.{field}' on {}", type_name(other)))),
+        other => Err(EvalError::overload(format!(
+            "field selection '.{field}' on {}",
+            type_name(other)
+        ))),
     }
 }
 
@@ -346,16 +436,34 @@ fn lookup(container: &Value, index: &Value) -> Result<Option<Value>, EvalError> 
                 Value::Int(i) => *i,
                 Value::UInt(u) => i64::try_from(*u).unwrap_or(i64::MAX),
                 Value::Float(f) if f.fract() == 0.0 => *f as i64,
-                other => return Err(EvalError::overload(format!("list index of type {}", type_name(other)))),
+                other => {
+                    return Err(EvalError::overload(format!(
+                        "list index of type {}",
+                        type_name(other)
+                    )));
+                }
             };
             Ok(usize::try_from(position).ok().and_then(|p| items.get(p)).cloned())
         }
         Value::Map(map) => {
-            let key = map_key(index)?;
+            // Heterogeneous numeric keys: 1, 1u and 1.0 name the same entry.
+            let key = match index {
+                Value::Float(f)
+                    if f.fract() == 0.0
+                        && *f >= -9.223_372_036_854_776e18
+                        && *f < 9.223_372_036_854_776e18 =>
+                {
+                    Key::Int(*f as i64)
+                }
+                Value::Float(f) if f.fract() == 0.0 && *f >= 0.0 && *f < 1.844_674_407_370_955_2e19 => {
+                    Key::Uint(*f as u64)
+                }
+                Value::Float(_) => return Ok(None),
+                other => map_key(other)?,
+            };
             if let Some(found) = map.map.get(&key) {
                 return Ok(Some(found.clone()));
             }
-            // Heterogeneous numeric keys: 1 and 1u name the same entry.
             let alternative = match key {
                 Key::Int(i) => u64::try_from(i).ok().map(Key::Uint),
                 Key::Uint(u) => i64::try_from(u).ok().map(Key::Int),
@@ -384,8 +492,14 @@ fn binary(op: BinOp, left: Value, right: Value, budget: &Budget) -> Result<Value
 
 fn add(left: Value, right: Value, budget: &Budget) -> Result<Value, EvalError> {
     match (left, right) {
-        (Value::Int(a), Value::Int(b)) => a.checked_add(b).map(Value::Int).ok_or(EvalError::Overflow("addition")),
-        (Value::UInt(a), Value::UInt(b)) => a.checked_add(b).map(Value::UInt).ok_or(EvalError::Overflow("addition")),
+        (Value::Int(a), Value::Int(b)) => a
+            .checked_add(b)
+            .map(Value::Int)
+            .ok_or(EvalError::Overflow("addition")),
+        (Value::UInt(a), Value::UInt(b)) => a
+            .checked_add(b)
+            .map(Value::UInt)
+            .ok_or(EvalError::Overflow("addition")),
         (Value::Float(a), Value::Float(b)) => Ok(Value::Float(a + b)),
         (Value::String(mut a), Value::String(b)) => {
             budget.charge_len(a.len() + b.len())?;
@@ -405,54 +519,78 @@ fn add(left: Value, right: Value, budget: &Budget) -> Result<Value, EvalError> {
             Arc::make_mut(&mut a).extend_from_slice(&b);
             Ok(Value::Bytes(a))
         }
-        (left, right) => upstream_arithmetic("+", left, right, |l, r| l + r),
+        (left, right) => temporal_arithmetic("+", left, right),
     }
 }
 
 fn arithmetic(op: BinOp, left: Value, right: Value) -> Result<Value, EvalError> {
     let overflow = |what| EvalError::Overflow(what);
     match (op, left, right) {
-        (BinOp::Sub, Value::Int(a), Value::Int(b)) => a.checked_sub(b).map(Value::Int).ok_or(overflow("subtraction")),
-        (BinOp::Sub, Value::UInt(a), Value::UInt(b)) => a.checked_sub(b).map(Value::UInt).ok_or(overflow("subtraction")),
-        (BinOp::Sub, Value::Float(a), Value::Float(b)) => Ok(Value::Float(a - b)),
-        (BinOp::Mul, Value::Int(a), Value::Int(b)) => a.checked_mul(b).map(Value::Int).ok_or(overflow("multiplication")),
-        (BinOp::Mul, Value::UInt(a), Value::UInt(b)) => {
-            a.checked_mul(b).map(Value::UInt).ok_or(overflow("multiplication"))
+        (BinOp::Sub, Value::Int(a), Value::Int(b)) => {
+            a.checked_sub(b).map(Value::Int).ok_or(overflow("subtraction"))
         }
+        (BinOp::Sub, Value::UInt(a), Value::UInt(b)) => {
+            a.checked_sub(b).map(Value::UInt).ok_or(overflow("subtraction"))
+        }
+        (BinOp::Sub, Value::Float(a), Value::Float(b)) => Ok(Value::Float(a - b)),
+        (BinOp::Mul, Value::Int(a), Value::Int(b)) => {
+            a.checked_mul(b).map(Value::Int).ok_or(overflow("multiplication"))
+        }
+        (BinOp::Mul, Value::UInt(a), Value::UInt(b)) => a
+            .checked_mul(b)
+            .map(Value::UInt)
+            .ok_or(overflow("multiplication")),
         (BinOp::Mul, Value::Float(a), Value::Float(b)) => Ok(Value::Float(a * b)),
         (BinOp::Div, Value::Int(_), Value::Int(0)) | (BinOp::Div, Value::UInt(_), Value::UInt(0)) => {
             Err(EvalError::DivisionByZero)
         }
-        (BinOp::Div, Value::Int(a), Value::Int(b)) => a.checked_div(b).map(Value::Int).ok_or(overflow("division")),
+        (BinOp::Div, Value::Int(a), Value::Int(b)) => {
+            a.checked_div(b).map(Value::Int).ok_or(overflow("division"))
+        }
         (BinOp::Div, Value::UInt(a), Value::UInt(b)) => Ok(Value::UInt(a / b)),
         (BinOp::Div, Value::Float(a), Value::Float(b)) => Ok(Value::Float(a / b)),
         (BinOp::Rem, Value::Int(_), Value::Int(0)) | (BinOp::Rem, Value::UInt(_), Value::UInt(0)) => {
             Err(EvalError::ModulusByZero)
         }
-        (BinOp::Rem, Value::Int(a), Value::Int(b)) => a.checked_rem(b).map(Value::Int).ok_or(overflow("modulus")),
+        (BinOp::Rem, Value::Int(a), Value::Int(b)) => {
+            a.checked_rem(b).map(Value::Int).ok_or(overflow("modulus"))
+        }
         (BinOp::Rem, Value::UInt(a), Value::UInt(b)) => Ok(Value::UInt(a % b)),
-        (BinOp::Sub, left, right) => upstream_arithmetic("-", left, right, |l, r| l - r),
-        (BinOp::Mul, left, right) => upstream_arithmetic("*", left, right, |l, r| l * r),
-        (BinOp::Div, left, right) => upstream_arithmetic("/", left, right, |l, r| l / r),
-        (_, left, right) => upstream_arithmetic("%", left, right, |l, r| l % r),
+        (BinOp::Sub, left, right) => temporal_arithmetic("-", left, right),
+        (BinOp::Mul, left, right) => temporal_arithmetic("*", left, right),
+        (BinOp::Div, left, right) => temporal_arithmetic("/", left, right),
+        (_, left, right) => temporal_arithmetic("%", left, right),
     }
 }
 
-/// Timestamp and duration arithmetic, delegated to the `cel` crate; anything else is an
-/// overload error naming both types.
-fn upstream_arithmetic(
-    symbol: &str,
-    left: Value,
-    right: Value,
-    op: impl FnOnce(Value, Value) -> crate::cel::upstream::ResolveResult,
-) -> Result<Value, EvalError> {
-    let temporal = |v: &Value| matches!(v, Value::Duration(_) | Value::Timestamp(_));
-    let names = format!("{} {symbol} {}", type_name(&left), type_name(&right));
-    if temporal(&left) || temporal(&right) {
-        op(left, right).map_err(|e| EvalError::Other(format!("{names}: {e}")))
-    } else {
-        Err(EvalError::overload(names))
-    }
+/// Timestamp and duration arithmetic (`+` and `-`), with cel-go's range checks; anything else
+/// is an overload error naming both types.
+fn temporal_arithmetic(symbol: &str, left: Value, right: Value) -> Result<Value, EvalError> {
+    use chrono::Datelike;
+    let in_range = |t: chrono::DateTime<chrono::FixedOffset>| (1..=9999).contains(&t.year()).then_some(t);
+    let result = match (symbol, &left, &right) {
+        ("+", Value::Duration(a), Value::Duration(b)) => a.checked_add(b).map(Value::Duration),
+        ("-", Value::Duration(a), Value::Duration(b)) => a.checked_sub(b).map(Value::Duration),
+        ("+", Value::Timestamp(t), Value::Duration(d)) | ("+", Value::Duration(d), Value::Timestamp(t)) => {
+            t.checked_add_signed(*d).and_then(in_range).map(Value::Timestamp)
+        }
+        ("-", Value::Timestamp(t), Value::Duration(d)) => {
+            t.checked_sub_signed(*d).and_then(in_range).map(Value::Timestamp)
+        }
+        ("-", Value::Timestamp(a), Value::Timestamp(b)) => Some(Value::Duration(a.signed_duration_since(*b))),
+        _ => {
+            return Err(EvalError::overload(format!(
+                "{} {symbol} {}",
+                type_name(&left),
+                type_name(&right)
+            )));
+        }
+    };
+    let what = match (&left, &right) {
+        (Value::Duration(_), Value::Duration(_)) => "duration arithmetic",
+        _ => "timestamp arithmetic",
+    };
+    result.ok_or(EvalError::Overflow(what))
 }
 
 fn contains(container: &Value, item: &Value, budget: &Budget) -> Result<bool, EvalError> {
@@ -461,7 +599,7 @@ fn contains(container: &Value, item: &Value, budget: &Budget) -> Result<bool, Ev
             budget.charge_len(items.len())?;
             Ok(items.iter().any(|candidate| equal(candidate, item)))
         }
-        Value::Map(map) => Ok(map_key(item).is_ok_and(|key| map.map.contains_key(&key))),
+        Value::Map(_) => Ok(lookup(container, item)?.is_some()),
         other => Err(EvalError::overload(format!("'in' on {}", type_name(other)))),
     }
 }
@@ -469,17 +607,26 @@ fn contains(container: &Value, item: &Value, budget: &Budget) -> Result<bool, Ev
 /// CEL equality: numbers compare by value across int/uint/double, other types must match.
 pub(crate) fn equal(left: &Value, right: &Value) -> bool {
     match (left, right) {
-        (Value::Int(_) | Value::UInt(_) | Value::Float(_), Value::Int(_) | Value::UInt(_) | Value::Float(_)) => {
-            compare_numbers(left, right) == Some(Ordering::Equal)
-        }
+        (
+            Value::Int(_) | Value::UInt(_) | Value::Float(_),
+            Value::Int(_) | Value::UInt(_) | Value::Float(_),
+        ) => compare_numbers(left, right) == Some(Ordering::Equal),
         (Value::String(a), Value::String(b)) => a == b,
         (Value::Bool(a), Value::Bool(b)) => a == b,
         (Value::Null, Value::Null) => true,
         (Value::Bytes(a), Value::Bytes(b)) => a == b,
-        (Value::List(a), Value::List(b)) => a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equal(x, y)),
+        (Value::List(a), Value::List(b)) => {
+            a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| equal(x, y))
+        }
         (Value::Map(a), Value::Map(b)) => {
+            // Keys match numerically across int and uint, as in `lookup`.
             a.map.len() == b.map.len()
-                && a.map.iter().all(|(k, v)| b.map.get(k).is_some_and(|other| equal(v, other)))
+                && a.map.iter().all(|(k, v)| {
+                    lookup(right, &key_value(k))
+                        .ok()
+                        .flatten()
+                        .is_some_and(|other| equal(v, &other))
+                })
         }
         (Value::Duration(a), Value::Duration(b)) => a == b,
         (Value::Timestamp(a), Value::Timestamp(b)) => a == b,
@@ -493,8 +640,16 @@ fn compare_numbers(left: &Value, right: &Value) -> Option<Ordering> {
         (Value::Int(a), Value::Int(b)) => Some(a.cmp(b)),
         (Value::UInt(a), Value::UInt(b)) => Some(a.cmp(b)),
         (Value::Float(a), Value::Float(b)) => a.partial_cmp(b),
-        (Value::Int(a), Value::UInt(b)) => Some(if *a < 0 { Ordering::Less } else { (*a as u64).cmp(b) }),
-        (Value::UInt(a), Value::Int(b)) => Some(if *b < 0 { Ordering::Greater } else { a.cmp(&(*b as u64)) }),
+        (Value::Int(a), Value::UInt(b)) => Some(if *a < 0 {
+            Ordering::Less
+        } else {
+            (*a as u64).cmp(b)
+        }),
+        (Value::UInt(a), Value::Int(b)) => Some(if *b < 0 {
+            Ordering::Greater
+        } else {
+            a.cmp(&(*b as u64))
+        }),
         (Value::Int(a), Value::Float(b)) => (*a as f64).partial_cmp(b),
         (Value::Float(a), Value::Int(b)) => a.partial_cmp(&(*b as f64)),
         (Value::UInt(a), Value::Float(b)) => (*a as f64).partial_cmp(b),
@@ -513,5 +668,11 @@ fn compare(left: &Value, right: &Value) -> Result<Ordering, EvalError> {
         (Value::Opaque(_), Value::Opaque(_)) => left.partial_cmp(right),
         _ => compare_numbers(left, right),
     };
-    ordering.ok_or_else(|| EvalError::overload(format!("comparison of {} and {}", type_name(left), type_name(right))))
+    ordering.ok_or_else(|| {
+        EvalError::overload(format!(
+            "comparison of {} and {}",
+            type_name(left),
+            type_name(right)
+        ))
+    })
 }

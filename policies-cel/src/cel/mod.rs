@@ -4,7 +4,8 @@
 //! ([`ast`]), which a bounded interpreter ([`interp`]) evaluates over `cel::Value`s. The
 //! Kubernetes libraries come from `kube-cel`, called through [`functions::bridge`]; only what no
 //! maintained crate offers is implemented here (two-variable comprehensions, `cel.bind`, the
-//! authorizer, lazy composited variables, cost budgets).
+//! authorizer, `type()`, lazy composited variables, cost budgets), plus the functions `kube-cel`
+//! gets wrong (see [`functions`]).
 //!
 //! Why not `cel`'s own interpreter: it copies whole lists and maps on every variable access, treats
 //! a field selection on a non-map as `false`, and has no hook to stop a runaway comprehension.
@@ -24,7 +25,7 @@ pub use activation::{Activation, Bindings, LazyVariables};
 pub use budget::{Budget, DEFAULT_COST_LIMIT};
 pub use env::{Env, Root};
 pub use error::{CompileError, EvalError};
-pub use functions::authorizer::{AuthorizerMode, authorizer_value};
+pub use functions::authorizer::{AuthorizerMode, authorizer_for_request, authorizer_value};
 pub use kube_cel::cel as upstream;
 pub use program::Program;
 pub use upstream::Value;

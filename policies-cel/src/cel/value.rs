@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Value as Json;
 
 use crate::cel::Value;
+use crate::cel::functions::types::CelType;
 use crate::cel::upstream::objects::{Key, Map, OptionalValue};
 
 /// A JSON document as a CEL value: integers stay `int` (or `uint` past i64), other numbers
@@ -26,8 +27,10 @@ pub fn from_json(json: &Json) -> Value {
         Json::String(s) => Value::String(Arc::new(s.clone())),
         Json::Array(items) => Value::List(Arc::new(items.iter().map(from_json).collect())),
         Json::Object(entries) => {
-            let map: HashMap<Key, Value> =
-                entries.iter().map(|(k, v)| (Key::String(Arc::new(k.clone())), from_json(v))).collect();
+            let map: HashMap<Key, Value> = entries
+                .iter()
+                .map(|(k, v)| (Key::String(Arc::new(k.clone())), from_json(v)))
+                .collect();
             Value::Map(Map { map: Arc::new(map) })
         }
     }
@@ -42,7 +45,9 @@ pub fn to_json(value: &Value) -> Json {
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(i) => Json::from(*i),
         Value::UInt(u) => Json::from(*u),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| Json::String(f.to_string()), Json::Number),
+        Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or_else(|| Json::String(f.to_string()), Json::Number)
+        }
         Value::String(s) => Json::String(s.to_string()),
         Value::Bytes(b) => Json::String(base64_encode(b)),
         Value::List(items) => Json::Array(items.iter().map(to_json).collect()),
@@ -54,9 +59,10 @@ pub fn to_json(value: &Value) -> Json {
         }
         Value::Duration(d) => Json::String(format_duration(d)),
         Value::Timestamp(t) => Json::String(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
-        Value::Opaque(o) => match o.downcast_ref::<OptionalValue>() {
-            Some(opt) => opt.value().map_or(Json::Null, to_json),
-            None => Json::String(format!("<{}>", o.runtime_type_name())),
+        Value::Opaque(o) => match (o.downcast_ref::<OptionalValue>(), o.downcast_ref::<CelType>()) {
+            (Some(opt), _) => opt.value().map_or(Json::Null, to_json),
+            (_, Some(t)) => Json::String(t.name().to_owned()),
+            _ => Json::String(format!("<{}>", o.runtime_type_name())),
         },
         Value::Function(name, _) => Json::String(format!("<function {name}>")),
     }
@@ -102,14 +108,15 @@ pub fn display(value: &Value) -> String {
 
 /// The string form `string(duration)` gives: seconds with up to nine decimals, e.g. `"90s"`.
 pub fn format_duration(d: &chrono::Duration) -> String {
-    let nanos = d.num_nanoseconds().unwrap_or(i64::MAX);
-    let secs = nanos / 1_000_000_000;
-    let frac = (nanos % 1_000_000_000).abs();
+    let nanos = i128::from(d.num_seconds()) * 1_000_000_000 + i128::from(d.subsec_nanos());
+    let sign = if nanos < 0 { "-" } else { "" };
+    let secs = nanos.unsigned_abs() / 1_000_000_000;
+    let frac = nanos.unsigned_abs() % 1_000_000_000;
     if frac == 0 {
-        format!("{secs}s")
+        format!("{sign}{secs}s")
     } else {
         let digits = format!("{frac:09}");
-        format!("{secs}.{}s", digits.trim_end_matches('0'))
+        format!("{sign}{secs}.{}s", digits.trim_end_matches('0'))
     }
 }
 
@@ -143,7 +150,20 @@ mod tests {
 
     #[test]
     fn bytes_are_base64() {
-        assert_eq!(to_json(&Value::Bytes(Arc::new(b"hello".to_vec()))), json!("aGVsbG8="));
+        assert_eq!(
+            to_json(&Value::Bytes(Arc::new(b"hello".to_vec()))),
+            json!("aGVsbG8=")
+        );
+    }
+
+    #[test]
+    fn durations_print_in_seconds() {
+        let d = |ms: i64| format_duration(&chrono::Duration::milliseconds(ms));
+        assert_eq!(d(3_660_000), "3660s");
+        assert_eq!(d(1500), "1.5s");
+        assert_eq!(d(-100), "-0.1s");
+        assert_eq!(d(-1500), "-1.5s");
+        assert_eq!(d(0), "0s");
     }
 
     #[test]

@@ -85,7 +85,10 @@ impl Decision {
                 "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
                 first.policy, binding, first.message
             ),
-            None => format!("SafetyPolicy '{}' denied request: {}", first.policy, first.message),
+            None => format!(
+                "SafetyPolicy '{}' denied request: {}",
+                first.policy, first.message
+            ),
         })
     }
 }

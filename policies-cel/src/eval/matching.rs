@@ -25,20 +25,44 @@ pub(crate) struct MatchInput<'a> {
 impl<'a> MatchInput<'a> {
     pub fn new(request: &'a AdmissionRequest<DynamicObject>, cluster: &dyn ClusterView) -> Self {
         let labels = |object: &Option<DynamicObject>| {
-            object.as_ref().map(|o| o.metadata.labels.clone().unwrap_or_default().into_iter().collect()).unwrap_or_default()
+            object
+                .as_ref()
+                .map(|o| {
+                    o.metadata
+                        .labels
+                        .clone()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect()
+                })
+                .unwrap_or_default()
         };
         let object_labels: BTreeMap<String, String> = labels(&request.object);
         let old_object_labels: BTreeMap<String, String> = labels(&request.old_object);
         let namespace_labels = if is_namespace(&request.resource) {
-            Some(if request.object.is_some() { object_labels.clone() } else { old_object_labels.clone() })
+            Some(if request.object.is_some() {
+                object_labels.clone()
+            } else {
+                old_object_labels.clone()
+            })
         } else {
             request
                 .namespace
                 .as_deref()
                 .filter(|ns| !ns.is_empty())
-                .map(|ns| cluster.namespace(ns).map(|o| selector::labels_of(&o)).unwrap_or_default())
+                .map(|ns| {
+                    cluster
+                        .namespace(ns)
+                        .map(|o| selector::labels_of(&o))
+                        .unwrap_or_default()
+                })
         };
-        Self { request, object_labels, old_object_labels, namespace_labels }
+        Self {
+            request,
+            object_labels,
+            old_object_labels,
+            namespace_labels,
+        }
     }
 }
 
@@ -47,15 +71,28 @@ fn is_namespace(resource: &GroupVersionResource) -> bool {
 }
 
 /// True when `constraints` select the request. `None` selects everything.
-pub(crate) fn matches(constraints: Option<&MatchResources>, input: &MatchInput<'_>) -> Result<bool, SelectorError> {
-    let Some(constraints) = constraints else { return Ok(true) };
+pub(crate) fn matches(
+    constraints: Option<&MatchResources>,
+    input: &MatchInput<'_>,
+) -> Result<bool, SelectorError> {
+    let Some(constraints) = constraints else {
+        return Ok(true);
+    };
     let equivalent = constraints.match_policy.as_deref() != Some("Exact");
-    let rule_hit = |rules: &[NamedRuleWithOperations]| rules.iter().any(|rule| rule_matches(rule, input.request, equivalent));
+    let rule_hit = |rules: &[NamedRuleWithOperations]| {
+        rules
+            .iter()
+            .any(|rule| rule_matches(rule, input.request, equivalent))
+    };
     match constraints.resource_rules.as_deref() {
         Some(rules) if !rules.is_empty() && !rule_hit(rules) => return Ok(false),
         _ => {}
     }
-    if constraints.exclude_resource_rules.as_deref().is_some_and(rule_hit) {
+    if constraints
+        .exclude_resource_rules
+        .as_deref()
+        .is_some_and(rule_hit)
+    {
         return Ok(false);
     }
     if let Some(selector) = &constraints.namespace_selector
@@ -66,7 +103,8 @@ pub(crate) fn matches(constraints: Option<&MatchResources>, input: &MatchInput<'
     }
     if let Some(selector) = &constraints.object_selector {
         let object = input.request.object.is_some() && selector::matches(selector, &input.object_labels)?;
-        let old = input.request.old_object.is_some() && selector::matches(selector, &input.old_object_labels)?;
+        let old =
+            input.request.old_object.is_some() && selector::matches(selector, &input.old_object_labels)?;
         if !object && !old {
             return Ok(false);
         }
@@ -75,10 +113,17 @@ pub(crate) fn matches(constraints: Option<&MatchResources>, input: &MatchInput<'
 }
 
 fn listed(list: &Option<Vec<String>>, value: &str) -> bool {
-    list.as_deref().unwrap_or_default().iter().any(|item| item == "*" || item == value)
+    list.as_deref()
+        .unwrap_or_default()
+        .iter()
+        .any(|item| item == "*" || item == value)
 }
 
-fn rule_matches(rule: &NamedRuleWithOperations, request: &AdmissionRequest<DynamicObject>, equivalent: bool) -> bool {
+fn rule_matches(
+    rule: &NamedRuleWithOperations,
+    request: &AdmissionRequest<DynamicObject>,
+    equivalent: bool,
+) -> bool {
     if !listed(&rule.operations, operation_name(request)) {
         return false;
     }
@@ -99,11 +144,16 @@ fn rule_matches(rule: &NamedRuleWithOperations, request: &AdmissionRequest<Dynam
         .request_resource
         .as_ref()
         .map(|r| (r, request.request_sub_resource.as_deref().unwrap_or(subresource)));
-    let candidates = std::iter::once((&request.resource, subresource)).chain(requested.filter(|_| equivalent));
+    let candidates =
+        std::iter::once((&request.resource, subresource)).chain(requested.filter(|_| equivalent));
     for (resource, sub) in candidates {
         if listed(&rule.api_groups, &resource.group)
             && listed(&rule.api_versions, &resource.version)
-            && resource_listed(rule.resources.as_deref().unwrap_or_default(), &resource.resource, sub)
+            && resource_listed(
+                rule.resources.as_deref().unwrap_or_default(),
+                &resource.resource,
+                sub,
+            )
         {
             return true;
         }

@@ -17,9 +17,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::json;
 
+use crate::cel::Value;
 use crate::cel::functions::authorizer::authorizer_for_request;
 use crate::cel::value::from_json;
-use crate::cel::Value;
 use crate::cluster::ClusterView;
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
@@ -37,7 +37,9 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
     let namespace_object = if namespace.is_empty() {
         Value::Null
     } else {
-        cluster.namespace(namespace).map_or(Value::Null, |ns| from_json(&ns))
+        cluster
+            .namespace(namespace)
+            .map_or(Value::Null, |ns| from_json(&ns))
     };
     let authorizer = authorizer_for_request(
         set.options.authorizer,
@@ -59,9 +61,22 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                     continue;
                 }
                 Err(message) => {
-                    let violation = Violation { validation: None, message, reason: "Invalid".into() };
+                    let violation = Violation {
+                        validation: None,
+                        message,
+                        reason: "Invalid".into(),
+                    };
                     let ignored = policy.failure_policy == crate::policy::FailurePolicy::Ignore;
-                    record(&mut decision, policy, binding, &actions, Outcome::Error { message: violation.message.clone(), ignored });
+                    record(
+                        &mut decision,
+                        policy,
+                        binding,
+                        &actions,
+                        Outcome::Error {
+                            message: violation.message.clone(),
+                            ignored,
+                        },
+                    );
                     if !ignored {
                         decision.denials.push(denial(policy, binding, &violation));
                     }
@@ -76,9 +91,22 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                     continue;
                 }
                 ParamChoice::NotFound(message) => {
-                    let violation = Violation { validation: None, message: message.clone(), reason: "Invalid".into() };
+                    let violation = Violation {
+                        validation: None,
+                        message: message.clone(),
+                        reason: "Invalid".into(),
+                    };
                     decision.denials.push(denial(policy, binding, &violation));
-                    record(&mut decision, policy, binding, &actions, Outcome::Error { message, ignored: false });
+                    record(
+                        &mut decision,
+                        policy,
+                        binding,
+                        &actions,
+                        Outcome::Error {
+                            message,
+                            ignored: false,
+                        },
+                    );
                     continue;
                 }
             };
@@ -104,34 +132,58 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                 };
                 decision.impact_evaluated |= result.impact_read;
                 for (key, value) in result.audit_annotations {
-                    decision.audit_annotations.insert(format!("{}/{key}", policy.name), value);
+                    decision
+                        .audit_annotations
+                        .insert(format!("{}/{key}", policy.name), value);
                 }
                 match result.outcome {
                     RunOutcome::Skipped { condition } => skipped = Some(condition),
-                    RunOutcome::Evaluated { violations, ignored_errors } => {
+                    RunOutcome::Evaluated {
+                        violations,
+                        ignored_errors,
+                    } => {
                         errors.extend(ignored_errors);
                         for violation in violations {
                             failed.extend(violation.validation);
-                            apply_actions(&mut decision, &mut audit_failures, policy, binding, &actions, &violation);
+                            apply_actions(
+                                &mut decision,
+                                &mut audit_failures,
+                                policy,
+                                binding,
+                                &actions,
+                                &violation,
+                            );
                         }
                     }
                 }
             }
             failed.sort_unstable();
             failed.dedup();
-            record(&mut decision, policy, binding, &actions, if !failed.is_empty() {
-                Outcome::Failed { validations: failed }
-            } else if let Some(message) = errors.into_iter().next() {
-                Outcome::Error { message, ignored: true }
-            } else if let Some(condition) = skipped {
-                Outcome::Skipped { condition }
-            } else {
-                Outcome::Passed
-            });
+            record(
+                &mut decision,
+                policy,
+                binding,
+                &actions,
+                if !failed.is_empty() {
+                    Outcome::Failed { validations: failed }
+                } else if let Some(message) = errors.into_iter().next() {
+                    Outcome::Error {
+                        message,
+                        ignored: true,
+                    }
+                } else if let Some(condition) = skipped {
+                    Outcome::Skipped { condition }
+                } else {
+                    Outcome::Passed
+                },
+            );
         }
     }
     if !audit_failures.is_empty() {
-        decision.audit_annotations.insert(AUDIT_FAILURE_KEY.to_owned(), serde_json::Value::Array(audit_failures).to_string());
+        decision.audit_annotations.insert(
+            AUDIT_FAILURE_KEY.to_owned(),
+            serde_json::Value::Array(audit_failures).to_string(),
+        );
     }
     decision.allowed = decision.denials.is_empty();
     decision
@@ -140,7 +192,11 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
 /// The bindings a policy is judged through, with their actions. A SafetyPolicy binds itself.
 fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Binding>, Vec<Action>)> {
     if policy.kind == PolicyKind::SafetyPolicy {
-        let actions = if policy.actions.is_empty() { vec![Action::Deny] } else { policy.actions.clone() };
+        let actions = if policy.actions.is_empty() {
+            vec![Action::Deny]
+        } else {
+            policy.actions.clone()
+        };
         return vec![(None, actions)];
     }
     let bound: Vec<_> = set
@@ -149,7 +205,11 @@ fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Bindi
         .filter(|b| b.policy_name == policy.name)
         .map(|b| (Some(b), b.validation_actions.clone()))
         .collect();
-    if bound.is_empty() && set.implicit_bindings { vec![(None, vec![Action::Deny])] } else { bound }
+    if bound.is_empty() && set.implicit_bindings {
+        vec![(None, vec![Action::Deny])]
+    } else {
+        bound
+    }
 }
 
 /// True when the policy, its binding and its subjects all select the request.
@@ -170,7 +230,13 @@ fn applies(policy: &Policy, binding: Option<&Binding>, input: &MatchInput<'_>) -
     }
 }
 
-fn record(decision: &mut Decision, policy: &Policy, binding: Option<&Binding>, actions: &[Action], outcome: Outcome) {
+fn record(
+    decision: &mut Decision,
+    policy: &Policy,
+    binding: Option<&Binding>,
+    actions: &[Action],
+    outcome: Outcome,
+) {
     decision.policies.push(PolicyResult {
         policy: policy.name.clone(),
         binding: binding.map(|b| b.name.clone()),
@@ -205,7 +271,12 @@ fn apply_actions(
                     "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{}': {}",
                     policy.name, b.name, violation.message
                 ),
-                None => format!("Validation failed for {} '{}': {}", kind_name(policy), policy.name, violation.message),
+                None => format!(
+                    "Validation failed for {} '{}': {}",
+                    kind_name(policy),
+                    policy.name,
+                    violation.message
+                ),
             }),
             Action::Audit => audit_failures.push(json!({
                 "message": violation.message,
@@ -224,4 +295,3 @@ fn kind_name(policy: &Policy) -> &'static str {
         PolicyKind::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
     }
 }
-

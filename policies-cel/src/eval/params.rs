@@ -24,7 +24,11 @@ fn has_kind(object: &Json, (api_version, kind): &(String, String)) -> bool {
 }
 
 fn metadata<'a>(object: &'a Json, field: &str) -> &'a str {
-    object.get("metadata").and_then(|m| m.get(field)).and_then(Json::as_str).unwrap_or_default()
+    object
+        .get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Json::as_str)
+        .unwrap_or_default()
 }
 
 /// Chooses params for `policy` through `binding` (`None` = the offline implicit binding) for a
@@ -35,11 +39,17 @@ pub(crate) fn choose<'a>(
     binding: Option<&Binding>,
     request_namespace: &str,
 ) -> ParamChoice<'a> {
-    let Some(param_kind) = &policy.param_kind else { return ParamChoice::None };
+    let Some(param_kind) = &policy.param_kind else {
+        return ParamChoice::None;
+    };
     let of_kind: Vec<&Json> = set.params.iter().filter(|p| has_kind(p, param_kind)).collect();
     let Some(param_ref) = binding.and_then(|b| b.param_ref.as_ref()) else {
         // Offline, without a binding: every loaded object of the kind, or null when none.
-        return if of_kind.is_empty() { ParamChoice::None } else { ParamChoice::Objects(of_kind) };
+        return if of_kind.is_empty() {
+            ParamChoice::None
+        } else {
+            ParamChoice::Objects(of_kind)
+        };
     };
     let namespace = param_ref.namespace.as_deref().unwrap_or(request_namespace);
     let chosen: Vec<&Json> = of_kind
@@ -58,7 +68,10 @@ pub(crate) fn choose<'a>(
         return ParamChoice::Objects(chosen);
     }
     if param_ref.parameter_not_found_action_deny {
-        let what = param_ref.name.as_deref().map_or_else(|| "matching the selector".to_owned(), |n| format!("'{n}'"));
+        let what = param_ref
+            .name
+            .as_deref()
+            .map_or_else(|| "matching the selector".to_owned(), |n| format!("'{n}'"));
         ParamChoice::NotFound(format!(
             "no params found for policy binding with `Deny` parameterNotFoundAction ({} {what} in namespace '{namespace}')",
             param_kind.1

@@ -33,7 +33,12 @@ impl Request {
         let object = admission.object.as_ref().map_or(Value::Null, object_value);
         let old_object = admission.old_object.as_ref().map_or(Value::Null, object_value);
         let request = request_value(&admission);
-        Self { admission, object, old_object, request }
+        Self {
+            admission,
+            object,
+            old_object,
+            request,
+        }
     }
 
     /// Reads an `admission.k8s.io/v1` AdmissionReview (already parsed from JSON or YAML).
@@ -55,11 +60,19 @@ impl Request {
         let object = raw.get("object").map_or(Value::Null, from_json);
         let old_object = raw.get("oldObject").map_or(Value::Null, from_json);
         let request = request_value_from_json(raw);
-        let review: AdmissionReview<DynamicObject> = serde_path_to_error::deserialize(review)
-            .map_err(|e| RequestError::Malformed { path: e.path().to_string(), message: e.inner().to_string() })?;
+        let review: AdmissionReview<DynamicObject> =
+            serde_path_to_error::deserialize(review).map_err(|e| RequestError::Malformed {
+                path: e.path().to_string(),
+                message: e.inner().to_string(),
+            })?;
         let admission: AdmissionRequest<DynamicObject> =
             review.try_into().map_err(|_| RequestError::NoRequest)?;
-        Ok(Self { admission, object, old_object, request })
+        Ok(Self {
+            admission,
+            object,
+            old_object,
+            request,
+        })
     }
 
     /// The request's operation as Kubernetes spells it (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`).

@@ -18,8 +18,13 @@ pub(crate) struct Violation {
 /// What one run produced.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum RunOutcome {
-    Skipped { condition: String },
-    Evaluated { violations: Vec<Violation>, ignored_errors: Vec<String> },
+    Skipped {
+        condition: String,
+    },
+    Evaluated {
+        violations: Vec<Violation>,
+        ignored_errors: Vec<String>,
+    },
 }
 
 /// Everything a run reads besides the policy.
@@ -45,7 +50,9 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
     let impact_read = std::cell::Cell::new(false);
     let impact = || {
         impact_read.set(true);
-        Err(EvalError::Unavailable("impact (the cluster model arrives with the impact estimate)".into()))
+        Err(EvalError::Unavailable(
+            "impact (the cluster model arrives with the impact estimate)".into(),
+        ))
     };
     let bindings = Bindings::new()
         .with(Root::Object, input.object.clone())
@@ -69,29 +76,47 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => {
                 return RunResult {
-                    outcome: RunOutcome::Skipped { condition: condition.name.clone() },
+                    outcome: RunOutcome::Skipped {
+                        condition: condition.name.clone(),
+                    },
                     audit_annotations: Vec::new(),
                     impact_read: impact_read.get(),
                 };
             }
             Ok(other) => {
                 condition_error.get_or_insert_with(|| {
-                    format!("matchCondition '{}' returned {}, not bool", condition.name, crate::cel::value::type_name(&other))
+                    format!(
+                        "matchCondition '{}' returned {}, not bool",
+                        condition.name,
+                        crate::cel::value::type_name(&other)
+                    )
                 });
             }
             Err(e) => {
-                condition_error.get_or_insert_with(|| format!("failed to evaluate matchCondition '{}': {e}", condition.name));
+                condition_error.get_or_insert_with(|| {
+                    format!("failed to evaluate matchCondition '{}': {e}", condition.name)
+                });
             }
         }
     }
     if let Some(message) = condition_error {
         let (violations, ignored_errors) = if fail {
-            (vec![Violation { validation: None, message, reason: "Invalid".into() }], vec![])
+            (
+                vec![Violation {
+                    validation: None,
+                    message,
+                    reason: "Invalid".into(),
+                }],
+                vec![],
+            )
         } else {
             (vec![], vec![message])
         };
         return RunResult {
-            outcome: RunOutcome::Evaluated { violations, ignored_errors },
+            outcome: RunOutcome::Evaluated {
+                violations,
+                ignored_errors,
+            },
             audit_annotations: Vec::new(),
             impact_read: impact_read.get(),
         };
@@ -108,12 +133,18 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
                     .message_expression
                     .as_ref()
                     .and_then(|program| match eval(program) {
-                        Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => Some(s.to_string()),
+                        Ok(Value::String(s)) if !s.trim().is_empty() && !s.contains('\n') => {
+                            Some(s.to_string())
+                        }
                         _ => None,
                     })
                     .or_else(|| validation.message.clone())
                     .unwrap_or_else(|| format!("failed expression: {}", validation.program.source()));
-                violations.push(Violation { validation: Some(index), message, reason });
+                violations.push(Violation {
+                    validation: Some(index),
+                    message,
+                    reason,
+                });
                 continue;
             }
             Ok(other) => format!(
@@ -121,10 +152,17 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
                 validation.program.source(),
                 crate::cel::value::type_name(&other)
             ),
-            Err(e) => format!("expression '{}' resulted in error: {e}", validation.program.source()),
+            Err(e) => format!(
+                "expression '{}' resulted in error: {e}",
+                validation.program.source()
+            ),
         };
         if fail {
-            violations.push(Violation { validation: Some(index), message: failure, reason });
+            violations.push(Violation {
+                validation: Some(index),
+                message: failure,
+                reason,
+            });
         } else {
             ignored_errors.push(failure);
         }
@@ -140,11 +178,17 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
                 annotation.key,
                 crate::cel::value::type_name(&other)
             )),
-            Err(e) => ignored_errors.push(format!("auditAnnotation '{}' resulted in error: {e}", annotation.key)),
+            Err(e) => ignored_errors.push(format!(
+                "auditAnnotation '{}' resulted in error: {e}",
+                annotation.key
+            )),
         }
     }
     RunResult {
-        outcome: RunOutcome::Evaluated { violations, ignored_errors },
+        outcome: RunOutcome::Evaluated {
+            violations,
+            ignored_errors,
+        },
         audit_annotations,
         impact_read: impact_read.get(),
     }

@@ -25,7 +25,10 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> R
         let present = labels.get(&requirement.key);
         let needs_values = || {
             if values.is_empty() {
-                Err(SelectorError::MissingValues { operator: requirement.operator.clone(), key: requirement.key.clone() })
+                Err(SelectorError::MissingValues {
+                    operator: requirement.operator.clone(),
+                    key: requirement.key.clone(),
+                })
             } else {
                 Ok(())
             }
@@ -55,7 +58,12 @@ pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
     object
         .pointer("/metadata/labels")
         .and_then(serde_json::Value::as_object)
-        .map(|labels| labels.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+        .map(|labels| {
+            labels
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -65,7 +73,10 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn expression(key: &str, operator: &str, values: &[&str]) -> LabelSelector {
@@ -90,14 +101,20 @@ mod tests {
             match_labels: Some([("app".to_string(), "db".to_string())].into()),
             match_expressions: None,
         };
-        assert_eq!(matches(&selector, &labels(&[("app", "db"), ("tier", "x")])), Ok(true));
+        assert_eq!(
+            matches(&selector, &labels(&[("app", "db"), ("tier", "x")])),
+            Ok(true)
+        );
         assert_eq!(matches(&selector, &labels(&[("app", "web")])), Ok(false));
     }
 
     #[test]
     fn operators_follow_kubernetes() {
         let env = labels(&[("env", "prod")]);
-        assert_eq!(matches(&expression("env", "In", &["prod", "staging"]), &env), Ok(true));
+        assert_eq!(
+            matches(&expression("env", "In", &["prod", "staging"]), &env),
+            Ok(true)
+        );
         assert_eq!(matches(&expression("env", "NotIn", &["prod"]), &env), Ok(false));
         assert_eq!(matches(&expression("team", "NotIn", &["a"]), &env), Ok(true));
         assert_eq!(matches(&expression("env", "Exists", &[]), &env), Ok(true));
@@ -110,6 +127,9 @@ mod tests {
             matches(&expression("env", "Equals", &["prod"]), &labels(&[])),
             Err(SelectorError::Operator("Equals".into()))
         );
-        assert!(matches!(matches(&expression("env", "In", &[]), &labels(&[])), Err(SelectorError::MissingValues { .. })));
+        assert!(matches!(
+            matches(&expression("env", "In", &[]), &labels(&[])),
+            Err(SelectorError::MissingValues { .. })
+        ));
     }
 }

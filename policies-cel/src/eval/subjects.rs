@@ -1,17 +1,23 @@
 //! Whose requests a SafetyPolicy judges: users, groups and service accounts with `*` wildcards.
 
-use kube_core::admission::AdmissionRequest;
 use kube_core::DynamicObject;
+use kube_core::admission::AdmissionRequest;
 
 use crate::policy::Subjects;
 
 /// True when `pattern` (with `*` matching any run of characters) matches `text` entirely.
 pub fn glob(pattern: &str, text: &str) -> bool {
     let mut parts = pattern.split('*');
-    let Some(first) = parts.next() else { return pattern == text };
-    let Some(mut rest) = text.strip_prefix(first) else { return false };
+    let Some(first) = parts.next() else {
+        return pattern == text;
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
     let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
     for part in middle {
         match rest.find(part) {
             Some(at) => rest = &rest[at + part.len()..],
@@ -36,12 +42,19 @@ pub fn judges(subjects: &Subjects, request: &AdmissionRequest<DynamicObject>) ->
     let hit = |users: &[String], group_patterns: &[String], accounts: &[String]| {
         users.iter().any(|p| glob(p, user))
             || group_patterns.iter().any(|p| groups.iter().any(|g| glob(p, g)))
-            || account.as_deref().is_some_and(|sa| accounts.iter().any(|p| glob(p, sa)))
+            || account
+                .as_deref()
+                .is_some_and(|sa| accounts.iter().any(|p| glob(p, sa)))
     };
-    if hit(&subjects.exclude_users, &subjects.exclude_groups, &subjects.exclude_service_accounts) {
+    if hit(
+        &subjects.exclude_users,
+        &subjects.exclude_groups,
+        &subjects.exclude_service_accounts,
+    ) {
         return false;
     }
-    let everyone = subjects.users.is_empty() && subjects.groups.is_empty() && subjects.service_accounts.is_empty();
+    let everyone =
+        subjects.users.is_empty() && subjects.groups.is_empty() && subjects.service_accounts.is_empty();
     everyone || hit(&subjects.users, &subjects.groups, &subjects.service_accounts)
 }
 
@@ -63,7 +76,10 @@ mod tests {
 
     #[test]
     fn service_accounts_are_read_from_usernames() {
-        assert_eq!(service_account("system:serviceaccount:db:pg-operator").as_deref(), Some("db/pg-operator"));
+        assert_eq!(
+            service_account("system:serviceaccount:db:pg-operator").as_deref(),
+            Some("db/pg-operator")
+        );
         assert_eq!(service_account("kubernetes-admin"), None);
     }
 }

@@ -11,15 +11,15 @@ mod load;
 mod marked;
 mod model;
 mod path;
-mod scalar;
 pub mod safety;
+mod scalar;
 mod source;
 pub mod vap;
 
 pub use error::LoadError;
 pub use load::{Loader, load_paths};
 pub use model::{
-    Action, AuditAnnotation, Binding, EvalOptions, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec, Policy,
-    PolicyKind, PolicySet, Subjects, Validation,
+    Action, AuditAnnotation, Binding, EvalOptions, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec,
+    Policy, PolicyKind, PolicySet, Subjects, Validation,
 };
 pub use source::{Document, SourceRef, split_documents};

@@ -145,7 +145,11 @@ pub struct EvalOptions {
 
 impl Default for EvalOptions {
     fn default() -> Self {
-        Self { authorizer: AuthorizerMode::default(), cost_limit: DEFAULT_COST_LIMIT, time_limit: None }
+        Self {
+            authorizer: AuthorizerMode::default(),
+            cost_limit: DEFAULT_COST_LIMIT,
+            time_limit: None,
+        }
     }
 }
 

@@ -30,6 +30,8 @@ pub enum Method {
     Namespace,
     Name,
     Path,
+    FieldSelector,
+    LabelSelector,
     ServiceAccount,
     Check,
     Allowed,
@@ -50,6 +52,8 @@ impl Method {
             ("namespace", 1) => Method::Namespace,
             ("name", 1) => Method::Name,
             ("path", 1) => Method::Path,
+            ("fieldSelector", 1) => Method::FieldSelector,
+            ("labelSelector", 1) => Method::LabelSelector,
             ("serviceAccount", 2) => Method::ServiceAccount,
             ("check", 1) => Method::Check,
             ("allowed", 0) => Method::Allowed,
@@ -68,6 +72,8 @@ impl Method {
             Method::Namespace => "namespace",
             Method::Name => "name",
             Method::Path => "path",
+            Method::FieldSelector => "fieldSelector",
+            Method::LabelSelector => "labelSelector",
             Method::ServiceAccount => "serviceAccount",
             Method::Check => "check",
             Method::Allowed => "allowed",
@@ -136,35 +142,68 @@ fn tag_of(map: &Map) -> Option<&str> {
 /// Calls an authorizer method on `this` with up to two arguments.
 pub(crate) fn call(method: Method, this: Value, first: Value, second: Value) -> Result<Value, EvalError> {
     let Value::Map(map) = &this else {
-        return Err(EvalError::overload(format!("{} on a value that is not an authorizer", method.field())));
+        return Err(EvalError::overload(format!(
+            "{} on a value that is not an authorizer",
+            method.field()
+        )));
     };
     let tag = tag_of(map).unwrap_or_default();
     let allow = matches!(map.map.get(&key(MODE)), Some(Value::Bool(true)));
     let wrong = || EvalError::overload(format!("{}() on {tag}", method.field()));
     match method {
-        Method::Group | Method::Resource | Method::Subresource | Method::Namespace | Method::Name | Method::Path => {
+        Method::FieldSelector | Method::LabelSelector => {
+            if tag != "resource" {
+                return Err(wrong());
+            }
+            let Value::String(_) = first else {
+                return Err(wrong());
+            };
+            let mut fields = (*map.map).clone();
+            fields.insert(key(method.field()), first);
+            Ok(Value::Map(Map {
+                map: Arc::new(fields),
+            }))
+        }
+        Method::Group
+        | Method::Resource
+        | Method::Subresource
+        | Method::Namespace
+        | Method::Name
+        | Method::Path => {
             if !matches!(tag, "authorizer" | "resource" | "path") {
                 return Err(wrong());
             }
-            let Value::String(_) = first else { return Err(wrong()) };
+            let Value::String(_) = first else {
+                return Err(wrong());
+            };
             let mut fields = (*map.map).clone();
             fields.insert(key(method.field()), first);
-            let new_tag = if method == Method::Path { "path" } else { "resource" };
+            let new_tag = if method == Method::Path {
+                "path"
+            } else {
+                "resource"
+            };
             fields.insert(key(TAG), text(new_tag));
-            Ok(Value::Map(Map { map: Arc::new(fields) }))
+            Ok(Value::Map(Map {
+                map: Arc::new(fields),
+            }))
         }
         Method::ServiceAccount => {
             if tag != "authorizer" {
                 return Err(wrong());
             }
-            let (Value::String(_), Value::String(_)) = (&first, &second) else { return Err(wrong()) };
+            let (Value::String(_), Value::String(_)) = (&first, &second) else {
+                return Err(wrong());
+            };
             Ok(tagged("authorizer", allow, []))
         }
         Method::Check => {
             if !matches!(tag, "resource" | "path") {
                 return Err(wrong());
             }
-            let Value::String(verb) = first else { return Err(wrong()) };
+            let Value::String(verb) = first else {
+                return Err(wrong());
+            };
             let reason = if allow {
                 format!("offline authorizer allows every request (verb {verb})")
             } else {

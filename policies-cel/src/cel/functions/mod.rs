@@ -1,9 +1,19 @@
 //! Functions: the hot ones natively ([`Builtin`]), the Kubernetes libraries through the
-//! `kube-cel` [`bridge`], and the [`authorizer`].
+//! `kube-cel` [`bridge`], and the [`authorizer`]. Where `kube-cel` disagrees with Kubernetes the
+//! function is implemented here instead and resolved ahead of the bridge: [`urls`], [`semver`],
+//! named [`format`]s, [`strings`]' `format`, [`time`] accessors and `lists.sum`; [`types`] adds
+//! `type()` and the type identifiers.
 
 pub mod authorizer;
 pub mod bridge;
+pub mod format;
+pub(crate) mod lists;
 pub(crate) mod native;
+pub mod semver;
+pub mod strings;
+pub mod time;
+pub mod types;
+pub mod urls;
 
 pub(crate) use native::call;
 
@@ -20,12 +30,18 @@ pub(crate) enum Builtin {
     Uint,
     Double,
     Bool,
+    /// `type(x)`.
+    Type,
     Join,
     LowerAscii,
     UpperAscii,
     Replace,
     Split,
     Trim,
+    /// `string.format(list)`.
+    StringFormat,
+    /// `list.sum()`.
+    Sum,
     OptionalOf,
     OptionalNone,
     OptionalOfNonZero,
@@ -38,9 +54,20 @@ pub(crate) enum Builtin {
     /// Internal: `accu` merged with a one-entry map (transformMapEntry).
     MapMerge,
     Authorizer(authorizer::Method),
+    Time(time::Getter),
+    Url(urls::Function),
+    Format(format::Function),
+    Semver(semver::Function),
 }
 
 impl Builtin {
+    /// True when `name` is implemented here for some receiver form and argument count.
+    pub(crate) fn is_declared(name: &str) -> bool {
+        (0..=3).any(|argc| {
+            Builtin::resolve(name, true, argc).is_some() || Builtin::resolve(name, false, argc).is_some()
+        })
+    }
+
     /// The native implementation for `name` called with (or without) a target and `argc` arguments.
     pub(crate) fn resolve(name: &str, method: bool, argc: usize) -> Option<Builtin> {
         use Builtin::*;
@@ -55,12 +82,15 @@ impl Builtin {
             ("uint", false, 1) => Uint,
             ("double", false, 1) => Double,
             ("bool", false, 1) => Bool,
+            ("type", false, 1) => Type,
             ("join", true, 0 | 1) => Join,
             ("lowerAscii", true, 0) => LowerAscii,
             ("upperAscii", true, 0) => UpperAscii,
             ("replace", true, 2 | 3) => Replace,
             ("split", true, 1 | 2) => Split,
             ("trim", true, 0) => Trim,
+            ("format", true, 1) => StringFormat,
+            ("sum", true, 0) => Sum,
             ("optional.of", false, 1) => OptionalOf,
             ("optional.none", false, 0) => OptionalNone,
             ("optional.ofNonZeroValue", false, 1) => OptionalOfNonZero,
@@ -68,7 +98,14 @@ impl Builtin {
             ("value", true, 0) => OptionalValue,
             ("or", true, 1) => Or,
             ("orValue", true, 1) => OrValue,
-            _ => return authorizer::Method::resolve(name, method, argc).map(Authorizer),
+            _ => {
+                return time::Getter::resolve(name, method, argc)
+                    .map(Time)
+                    .or_else(|| urls::Function::resolve(name, method, argc).map(Url))
+                    .or_else(|| format::Function::resolve(name, method, argc).map(Format))
+                    .or_else(|| semver::Function::resolve(name, method, argc).map(Semver))
+                    .or_else(|| authorizer::Method::resolve(name, method, argc).map(Authorizer));
+            }
         };
         Some(builtin)
     }

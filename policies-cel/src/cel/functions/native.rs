@@ -3,9 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::cel::functions::{Builtin, authorizer};
+use std::sync::LazyLock;
+
+use crate::cel::functions::bridge::BridgeCall;
+use crate::cel::functions::{Builtin, authorizer, format, lists, semver, strings, time, types, urls};
 use crate::cel::upstream::objects::{Key, OptionalValue};
-use crate::cel::value::{format_duration, type_name};
+use crate::cel::value::{format_duration, key_string, type_name};
 use crate::cel::{Budget, EvalError, Value};
 
 /// Calls `builtin` on already evaluated arguments.
@@ -42,21 +45,28 @@ pub(crate) fn call(
                 .map_err(|e| EvalError::function("matches", format!("invalid regular expression: {e}")))?;
             Ok(Value::Bool(regex.is_match(s)))
         }
-        String => to_string(this),
+        String => to_string(this, budget),
         Int => to_int(this),
         Uint => to_uint(this),
         Double => to_double(this),
+        Type => Ok(types::type_of(&this)),
         Bool => match &this {
             Value::Bool(_) => Ok(this),
+            // Go's strconv.ParseBool, as cel-go.
             Value::String(s) => match s.as_str() {
-                "true" | "True" | "TRUE" | "t" | "1" => Ok(Value::Bool(true)),
-                "false" | "False" | "FALSE" | "f" | "0" => Ok(Value::Bool(false)),
-                _ => Err(EvalError::function("bool", format!("cannot convert {s:?} to bool"))),
+                "true" | "True" | "TRUE" | "t" | "T" | "1" => Ok(Value::Bool(true)),
+                "false" | "False" | "FALSE" | "f" | "F" | "0" => Ok(Value::Bool(false)),
+                _ => Err(EvalError::function(
+                    "bool",
+                    format!("cannot convert {s:?} to bool"),
+                )),
             },
             _ => Err(overload(builtin, &this)),
         },
         Join => {
-            let Value::List(items) = &this else { return Err(overload(builtin, &this)) };
+            let Value::List(items) = &this else {
+                return Err(overload(builtin, &this));
+            };
             let separator = match next() {
                 Value::String(s) => s,
                 Value::Null => Arc::new(std::string::String::new()),
@@ -68,14 +78,19 @@ pub(crate) fn call(
                 match item {
                     Value::String(s) => parts.push(s.as_str()),
                     other => {
-                        return Err(EvalError::function("join", format!("list element is {}, not string", type_name(other))));
+                        return Err(EvalError::function(
+                            "join",
+                            format!("list element is {}, not string", type_name(other)),
+                        ));
                     }
                 }
             }
             Ok(string(parts.join(&separator)))
         }
         LowerAscii | UpperAscii | Trim => {
-            let Value::String(s) = &this else { return Err(overload(builtin, &this)) };
+            let Value::String(s) = &this else {
+                return Err(overload(builtin, &this));
+            };
             budget.charge_len(s.len())?;
             Ok(string(match builtin {
                 LowerAscii => s.to_ascii_lowercase(),
@@ -93,7 +108,11 @@ pub(crate) fn call(
                 other => return Err(overload(builtin, &other)),
             };
             budget.charge_len(s.len() * (1 + to.len()))?;
-            Ok(string(if limit < 0 { s.replace(from.as_str(), &to) } else { s.replacen(from.as_str(), &to, limit as usize) }))
+            Ok(string(if limit < 0 {
+                s.replace(from.as_str(), &to)
+            } else {
+                s.replacen(from.as_str(), &to, limit as usize)
+            }))
         }
         Split => {
             let (Value::String(s), Value::String(separator)) = (&this, next()) else {
@@ -107,11 +126,41 @@ pub(crate) fn call(
             budget.charge_len(s.len())?;
             let parts: Vec<Value> = match limit {
                 0 => Vec::new(),
-                n if n < 0 => s.split(separator.as_str()).map(|p| string(p.to_owned())).collect(),
-                n => s.splitn(n as usize, separator.as_str()).map(|p| string(p.to_owned())).collect(),
+                // Go's strings.SplitN with an empty separator: one part per character, the
+                // last part holding the rest.
+                n if separator.is_empty() => {
+                    let count = s.chars().count();
+                    let n = if n < 0 { count } else { (n as usize).min(count) };
+                    let mut parts: Vec<Value> = s
+                        .chars()
+                        .take(n.saturating_sub(1))
+                        .map(|c| string(c.to_string()))
+                        .collect();
+                    let consumed: usize = s.chars().take(n.saturating_sub(1)).map(char::len_utf8).sum();
+                    if consumed < s.len() {
+                        parts.push(string(s[consumed..].to_owned()));
+                    }
+                    parts
+                }
+                n if n < 0 => s
+                    .split(separator.as_str())
+                    .map(|p| string(p.to_owned()))
+                    .collect(),
+                n => s
+                    .splitn(n as usize, separator.as_str())
+                    .map(|p| string(p.to_owned()))
+                    .collect(),
             };
             Ok(Value::List(Arc::new(parts)))
         }
+        StringFormat => {
+            let formatted = strings::format(&this, &next())?;
+            if let Value::String(s) = &formatted {
+                budget.charge_len(s.len())?;
+            }
+            Ok(formatted)
+        }
+        Sum => lists::sum(&this, budget),
         OptionalOf => Ok(optional(Some(this))),
         OptionalNone => Ok(optional(None)),
         OptionalOfNonZero => Ok(optional(if is_zero(&this) { None } else { Some(this) })),
@@ -134,26 +183,42 @@ pub(crate) fn call(
         MapInsert => {
             let (key, value) = (next(), next());
             let key = map_key(&key)?;
-            let Value::Map(map) = &mut this else { return Err(overload(builtin, &this)) };
+            let Value::Map(map) = &mut this else {
+                return Err(overload(builtin, &this));
+            };
             if map.map.contains_key(&key) {
-                return Err(EvalError::Other(format!("insert failed: key {key:?} already exists")));
+                return Err(EvalError::Other(format!(
+                    "insert failed: key {} already exists",
+                    key_string(&key)
+                )));
             }
             Arc::make_mut(&mut map.map).insert(key, value);
             Ok(this)
         }
         MapMerge => {
             let entry = next();
-            let Value::Map(entry) = entry else { return Err(overload(builtin, &entry)) };
-            let Value::Map(map) = &mut this else { return Err(overload(builtin, &this)) };
+            let Value::Map(entry) = entry else {
+                return Err(overload(builtin, &entry));
+            };
+            let Value::Map(map) = &mut this else {
+                return Err(overload(builtin, &this));
+            };
             let target = Arc::make_mut(&mut map.map);
             for (key, value) in entry.map.iter() {
                 if target.insert(key.clone(), value.clone()).is_some() {
-                    return Err(EvalError::Other(format!("insert failed: key {key:?} already exists")));
+                    return Err(EvalError::Other(format!(
+                        "insert failed: key {} already exists",
+                        key_string(key)
+                    )));
                 }
             }
             Ok(this)
         }
         Authorizer(method) => authorizer::call(method, this, next(), next()),
+        Time(getter) => time::call(getter, &this, args.next()),
+        Url(function) => urls::call(function, &this),
+        Format(function) => format::call(function, this, next()),
+        Semver(function) => semver::call(function, this, args.next(), budget),
     }
 }
 
@@ -190,7 +255,10 @@ pub(crate) fn map_key(value: &Value) -> Result<Key, EvalError> {
         Value::Int(i) => Ok(Key::Int(*i)),
         Value::UInt(u) => Ok(Key::Uint(*u)),
         Value::Bool(b) => Ok(Key::Bool(*b)),
-        other => Err(EvalError::overload(format!("map key of type {}", type_name(other)))),
+        other => Err(EvalError::overload(format!(
+            "map key of type {}",
+            type_name(other)
+        ))),
     }
 }
 
@@ -221,7 +289,10 @@ fn size(value: &Value) -> Result<Value, EvalError> {
     Ok(Value::Int(n as i64))
 }
 
-fn to_string(value: Value) -> Result<Value, EvalError> {
+/// `string(x)` on a Kubernetes value (`ip`, `cidr`): their library's `x.string()`.
+static OPAQUE_TO_STRING: LazyLock<BridgeCall> = LazyLock::new(|| BridgeCall::new("string", true, 0));
+
+fn to_string(value: Value, budget: &Budget) -> Result<Value, EvalError> {
     Ok(match value {
         Value::String(_) => value,
         Value::Int(i) => string(i.to_string()),
@@ -235,27 +306,72 @@ fn to_string(value: Value) -> Result<Value, EvalError> {
         Value::Duration(d) => string(format_duration(&d)),
         Value::Timestamp(t) => string(t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
         Value::Null => string("null".to_owned()),
+        Value::Opaque(ref o) => match o.downcast_ref::<types::CelType>() {
+            Some(t) => string(t.name().to_owned()),
+            None if matches!(o.runtime_type_name(), "net.IP" | "net.CIDR") => {
+                return OPAQUE_TO_STRING.call(Some(value), Vec::new(), budget);
+            }
+            None => return Err(EvalError::overload(format!("string on {}", type_name(&value)))),
+        },
         other => return Err(EvalError::overload(format!("string on {}", type_name(&other)))),
     })
 }
 
-/// Formats a double the way cel-go does (`1.0` → `"1"`, `2.5` → `"2.5"`, `1e+21`).
-fn format_double(f: f64) -> std::string::String {
+/// Formats a double the way cel-go does (Go's `%g`): the shortest digits that read back
+/// exactly, in exponent form when the decimal exponent is below -4 or at least 6
+/// (`1.0` → `"1"`, `2.5` → `"2.5"`, `100000.0` → `"100000"`, `1e6` → `"1e+06"`, `1e-5` → `"1e-05"`).
+pub(crate) fn format_double(f: f64) -> std::string::String {
     if f.is_nan() {
-        "NaN".into()
-    } else if f.is_infinite() {
-        if f > 0.0 { "+Inf".into() } else { "-Inf".into() }
-    } else if f.abs() >= 1e21 {
-        format!("{f:e}").replace('e', "e+")
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    // Shortest round-trip digits and the decimal exponent, from Rust's `{:e}` ("1.5e-7").
+    let scientific = format!("{f:e}");
+    let Some((mantissa, exponent)) = scientific.split_once('e') else {
+        return scientific;
+    };
+    let Ok(exponent) = exponent.parse::<i32>() else {
+        return scientific;
+    };
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let digits: std::string::String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if !(-4..6).contains(&exponent) {
+        let (first, rest) = digits.split_at(1);
+        let fraction = if rest.is_empty() {
+            std::string::String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{fraction}e{exponent_sign}{:02}", exponent.abs());
+    }
+    if exponent < 0 {
+        let zeros = "0".repeat((-exponent - 1) as usize);
+        return format!("{sign}0.{zeros}{digits}");
+    }
+    let point = exponent as usize + 1;
+    if digits.len() <= point {
+        format!("{sign}{digits}{}", "0".repeat(point - digits.len()))
     } else {
-        f.to_string()
+        format!("{sign}{}.{}", &digits[..point], &digits[point..])
     }
 }
 
 fn to_int(value: Value) -> Result<Value, EvalError> {
     match value {
         Value::Int(_) => Ok(value),
-        Value::UInt(u) => i64::try_from(u).map(Value::Int).map_err(|_| EvalError::Overflow("int")),
+        Value::UInt(u) => i64::try_from(u)
+            .map(Value::Int)
+            .map_err(|_| EvalError::Overflow("int")),
         Value::Float(f) => {
             if f.is_finite() && f > -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 {
                 Ok(Value::Int(f.trunc() as i64))
@@ -263,11 +379,16 @@ fn to_int(value: Value) -> Result<Value, EvalError> {
                 Err(EvalError::Overflow("int"))
             }
         }
-        Value::String(s) => {
-            s.parse::<i64>().map(Value::Int).map_err(|_| EvalError::function("int", format!("cannot parse {s:?}")))
-        }
+        Value::String(s) => s
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| EvalError::function("int", format!("cannot parse {s:?}"))),
         Value::Timestamp(t) => Ok(Value::Int(t.timestamp())),
-        Value::Duration(d) => Ok(Value::Int(d.num_seconds())),
+        // Nanoseconds, as cel-go.
+        Value::Duration(d) => d
+            .num_nanoseconds()
+            .map(Value::Int)
+            .ok_or(EvalError::Overflow("int")),
         other => Err(EvalError::overload(format!("int on {}", type_name(&other)))),
     }
 }
@@ -275,7 +396,9 @@ fn to_int(value: Value) -> Result<Value, EvalError> {
 fn to_uint(value: Value) -> Result<Value, EvalError> {
     match value {
         Value::UInt(_) => Ok(value),
-        Value::Int(i) => u64::try_from(i).map(Value::UInt).map_err(|_| EvalError::Overflow("uint")),
+        Value::Int(i) => u64::try_from(i)
+            .map(Value::UInt)
+            .map_err(|_| EvalError::Overflow("uint")),
         Value::Float(f) => {
             if f.is_finite() && f > -1.0 && f < 1.844_674_407_370_955_2e19 {
                 Ok(Value::UInt(f.trunc() as u64))
@@ -283,9 +406,10 @@ fn to_uint(value: Value) -> Result<Value, EvalError> {
                 Err(EvalError::Overflow("uint"))
             }
         }
-        Value::String(s) => {
-            s.parse::<u64>().map(Value::UInt).map_err(|_| EvalError::function("uint", format!("cannot parse {s:?}")))
-        }
+        Value::String(s) => s
+            .parse::<u64>()
+            .map(Value::UInt)
+            .map_err(|_| EvalError::function("uint", format!("cannot parse {s:?}"))),
         other => Err(EvalError::overload(format!("uint on {}", type_name(&other)))),
     }
 }
@@ -300,5 +424,33 @@ fn to_double(value: Value) -> Result<Value, EvalError> {
             .map(Value::Float)
             .map_err(|_| EvalError::function("double", format!("cannot parse {s:?}"))),
         other => Err(EvalError::overload(format!("double on {}", type_name(&other)))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_print_like_go_percent_g() {
+        let cases = [
+            (1.0, "1"),
+            (2.5, "2.5"),
+            (-2.5, "-2.5"),
+            (100000.0, "100000"),
+            (123456.7, "123456.7"),
+            (1e6, "1e+06"),
+            (1234567.0, "1.234567e+06"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5e-7, "1.5e-07"),
+            (1e100, "1e+100"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (0.0, "0"),
+            (f64::INFINITY, "+Inf"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(format_double(value), expected, "{value}");
+        }
     }
 }

@@ -9,16 +9,27 @@ use common::{stdout, suture};
 
 #[test]
 fn the_readme_example_suite_passes() {
-    let out = suture().args(["test", "testdata/readme-example"]).output().unwrap();
+    let out = suture()
+        .args(["test", "testdata/readme-example"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    assert!(stdout(&out).contains("PASS: 2 passed, 0 failed"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("PASS: 2 passed, 0 failed"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
 fn the_readme_example_blocks_are_the_files() {
     let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
     for file in ["safety-policy.yaml", "min-replicas.yaml", "readme.test.yaml"] {
-        let text = std::fs::read_to_string(common::root().join("testdata/readme-example").join(file)).unwrap();
-        assert!(readme.contains(&text), "README.md no longer shows testdata/readme-example/{file}");
+        let text =
+            std::fs::read_to_string(common::root().join("testdata/readme-example").join(file)).unwrap();
+        assert!(
+            readme.contains(&text),
+            "README.md no longer shows testdata/readme-example/{file}"
+        );
     }
 }

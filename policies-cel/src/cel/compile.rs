@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
 use crate::cel::functions::{self, Builtin, bridge};
+use crate::cel::macros::{TwoVar, append_in_place, two_variable};
+use crate::cel::position::{find_literal, find_word, parse_error};
 use crate::cel::upstream::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators,
 };
@@ -57,36 +59,6 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
         roots,
         variables,
     })
-}
-
-fn parse_error(source: &str, errors: &crate::cel::upstream::ParseErrors) -> CompileError {
-    let Some(first) = errors.errors.first() else {
-        return CompileError::new("syntax error", source, 0, 0);
-    };
-    let (line, column) = first.pos;
-    let offset = offset_of(source, line.max(1) as usize, column.max(1) as usize);
-    let message = if first.msg == "UNKNOWN" {
-        "syntax error".to_owned()
-    } else {
-        first.msg.clone()
-    };
-    CompileError::new(message, source, offset, 1)
-}
-
-/// Byte offset of a 1-based line and 1-based column (in characters).
-fn offset_of(source: &str, line: usize, column: usize) -> usize {
-    let mut offset = 0;
-    for (index, text) in source.split_inclusive('\n').enumerate() {
-        if index + 1 == line {
-            return offset
-                + text
-                    .char_indices()
-                    .nth(column.saturating_sub(1))
-                    .map_or(text.len(), |(i, _)| i);
-        }
-        offset += text.len();
-    }
-    source.len()
 }
 
 struct Lowering<'a> {
@@ -500,192 +472,11 @@ impl Lowering<'_> {
     }
 }
 
-#[derive(Clone, Copy)]
-enum TwoVar {
-    All,
-    Exists,
-    ExistsOne,
-    TransformList,
-    TransformMap,
-    TransformMapEntry,
-}
-
-fn node(kind: Kind) -> Node {
-    Node::new(kind)
-}
-
-fn boolean(b: bool) -> Node {
-    node(Kind::Const(Value::Bool(b)))
-}
-
-fn local(slot: usize) -> Box<Node> {
-    Box::new(node(Kind::Local(slot)))
-}
-
-/// Builds the comprehension a two-variable macro stands for (as cel-go's `ext.TwoVarComprehensions`).
-fn two_variable(
-    shape: TwoVar,
-    range: Node,
-    accu_slot: usize,
-    iter_slot: usize,
-    iter2_slot: usize,
-    filter: Option<Node>,
-    step: Node,
-) -> Comprehension {
-    let accu = || local(accu_slot);
-    let guarded = |filter: Option<Node>, then: Node| match filter {
-        Some(filter) => node(Kind::Cond(Box::new(filter), Box::new(then), accu())),
-        None => then,
-    };
-    let (accu_init, loop_cond, loop_step) = match shape {
-        TwoVar::All => (
-            boolean(true),
-            node(Kind::NotStrictlyFalse(accu())),
-            node(Kind::And(accu(), Box::new(step))),
-        ),
-        TwoVar::Exists => (
-            boolean(false),
-            node(Kind::NotStrictlyFalse(Box::new(node(Kind::Not(accu()))))),
-            node(Kind::Or(accu(), Box::new(step))),
-        ),
-        TwoVar::ExistsOne => (
-            node(Kind::Const(Value::Int(0))),
-            boolean(true),
-            node(Kind::Cond(
-                Box::new(step),
-                Box::new(node(Kind::Binary(
-                    BinOp::Add,
-                    accu(),
-                    Box::new(node(Kind::Const(Value::Int(1)))),
-                ))),
-                accu(),
-            )),
-        ),
-        TwoVar::TransformList => (
-            node(Kind::List {
-                elements: vec![],
-                optional: vec![],
-            }),
-            boolean(true),
-            guarded(
-                filter,
-                node(Kind::AppendToLocal {
-                    slot: accu_slot,
-                    elements: vec![step],
-                }),
-            ),
-        ),
-        TwoVar::TransformMap => (
-            node(Kind::Map { entries: vec![] }),
-            boolean(true),
-            guarded(
-                filter,
-                node(Kind::Call {
-                    builtin: Builtin::MapInsert,
-                    target: Some(accu()),
-                    args: vec![node(Kind::Local(iter_slot)), step],
-                }),
-            ),
-        ),
-        TwoVar::TransformMapEntry => (
-            node(Kind::Map { entries: vec![] }),
-            boolean(true),
-            guarded(
-                filter,
-                node(Kind::Call {
-                    builtin: Builtin::MapMerge,
-                    target: Some(accu()),
-                    args: vec![step],
-                }),
-            ),
-        ),
-    };
-    let result = match shape {
-        TwoVar::ExistsOne => node(Kind::Binary(
-            BinOp::Eq,
-            accu(),
-            Box::new(node(Kind::Const(Value::Int(1)))),
-        )),
-        _ => node(Kind::Local(accu_slot)),
-    };
-    Comprehension {
-        range,
-        iter_slot,
-        iter2_slot: Some(iter2_slot),
-        accu_slot,
-        accu_init,
-        loop_cond,
-        loop_step,
-        result,
-    }
-}
-
-/// Rewrites `accu + [e...]` (and the filter form `c ? accu + [e] : accu`) into an in-place
-/// append when the new elements do not read the accumulator, turning the `map`/`filter`
-/// macros from quadratic into linear time.
-fn append_in_place(step: Node, accu_slot: usize) -> Node {
-    match step.kind {
-        Kind::Binary(BinOp::Add, left, right) => match (left.kind, right.kind) {
-            (Kind::Local(slot), Kind::List { elements, optional })
-                if slot == accu_slot
-                    && !optional.iter().any(|o| *o)
-                    && !elements.iter().any(|e| reads_local(e, accu_slot)) =>
-            {
-                node(Kind::AppendToLocal { slot, elements })
-            }
-            (l, r) => node(Kind::Binary(BinOp::Add, Box::new(node(l)), Box::new(node(r)))),
-        },
-        Kind::Cond(cond, then, otherwise) if !reads_local(&cond, accu_slot) => node(Kind::Cond(
-            cond,
-            Box::new(append_in_place(*then, accu_slot)),
-            otherwise,
-        )),
-        kind => node(kind),
-    }
-}
-
-/// True when `node` reads local `slot` anywhere.
-fn reads_local(node: &Node, slot: usize) -> bool {
-    let any = |nodes: &[Node]| nodes.iter().any(|n| reads_local(n, slot));
-    match &node.kind {
-        Kind::Local(s) | Kind::AppendToLocal { slot: s, .. } if *s == slot => true,
-        Kind::Const(_) | Kind::Root(_) | Kind::Variable(_) | Kind::Local(_) => false,
-        Kind::AppendToLocal { elements, .. } => any(elements),
-        Kind::Select { operand, .. } | Kind::Has { operand, .. } | Kind::OptSelect { operand, .. } => {
-            reads_local(operand, slot)
-        }
-        Kind::Not(x) | Kind::Neg(x) | Kind::NotStrictlyFalse(x) => reads_local(x, slot),
-        Kind::MatchesConst { target, .. } => reads_local(target, slot),
-        Kind::Index { operand, index } | Kind::OptIndex { operand, index } => {
-            reads_local(operand, slot) || reads_local(index, slot)
-        }
-        Kind::And(a, b) | Kind::Or(a, b) | Kind::Binary(_, a, b) => {
-            reads_local(a, slot) || reads_local(b, slot)
-        }
-        Kind::Cond(a, b, c) => reads_local(a, slot) || reads_local(b, slot) || reads_local(c, slot),
-        Kind::List { elements, .. } => any(elements),
-        Kind::Map { entries } => entries
-            .iter()
-            .any(|(k, v, _)| reads_local(k, slot) || reads_local(v, slot)),
-        Kind::Call { target, args, .. } | Kind::Bridge { target, args, .. } => {
-            target.as_deref().is_some_and(|t| reads_local(t, slot)) || any(args)
-        }
-        Kind::Comprehension(c) => {
-            reads_local(&c.range, slot)
-                || reads_local(&c.accu_init, slot)
-                || reads_local(&c.loop_cond, slot)
-                || reads_local(&c.loop_step, slot)
-                || reads_local(&c.result, slot)
-        }
-        Kind::Bind { init, body, .. } => reads_local(init, slot) || reads_local(body, slot),
-    }
-}
-
 fn negate(operand: Node) -> Kind {
     match operand.kind {
         Kind::Const(Value::Int(i)) if i != i64::MIN => Kind::Const(Value::Int(-i)),
         Kind::Const(Value::Float(f)) => Kind::Const(Value::Float(-f)),
-        kind => Kind::Neg(Box::new(node(kind))),
+        kind => Kind::Neg(Box::new(Node::new(kind))),
     }
 }
 
@@ -706,52 +497,4 @@ pub(crate) fn regex_error_summary(error: &regex::Error) -> String {
     let text = error.to_string();
     let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
     last.trim().trim_start_matches("error: ").to_owned()
-}
-
-/// Byte offset of the quote opening the string literal whose text is `text`.
-fn find_literal(source: &str, text: &str) -> Option<usize> {
-    ['\'', '"'].iter().find_map(|quote| {
-        let needle = format!("{quote}{text}{quote}");
-        source.find(&needle).map(|i| {
-            if source[..i].ends_with('r') || source[..i].ends_with('R') {
-                i - 1
-            } else {
-                i
-            }
-        })
-    })
-}
-
-/// Byte offset of the first whole-word occurrence of `word` outside string literals.
-fn find_word(source: &str, word: &str) -> Option<usize> {
-    if word.is_empty() {
-        return None;
-    }
-    let bytes = source.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut quote: Option<u8> = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match quote {
-            Some(q) => {
-                if b == b'\\' {
-                    i += 1;
-                } else if b == q {
-                    quote = None;
-                }
-            }
-            None if b == b'"' || b == b'\'' => quote = Some(b),
-            None => {
-                if bytes[i..].starts_with(word.as_bytes())
-                    && (i == 0 || !is_word(bytes[i - 1]))
-                    && bytes.get(i + word.len()).is_none_or(|b| !is_word(*b))
-                {
-                    return Some(i);
-                }
-            }
-        }
-        i += 1;
-    }
-    source.find(word)
 }

@@ -18,6 +18,9 @@ mod env;
 mod error;
 pub mod functions;
 mod interp;
+mod macros;
+mod ops;
+mod position;
 mod program;
 pub mod value;
 

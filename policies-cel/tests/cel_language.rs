@@ -4,55 +4,22 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::*;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use policies_cel::cel::value::{from_json, to_json, type_name};
+use policies_cel::cel::value::{from_json, to_json};
 use policies_cel::cel::{Bindings, Budget, CompileError, Env, EvalError, Program, Root, Value};
 use serde_json::{Value as Json, json};
-
-fn compile(source: &str) -> Program {
-    Env::admission()
-        .compile(source)
-        .unwrap_or_else(|e| panic!("{source}: {}", e.render()))
-}
-
-fn eval(source: &str) -> Result<Value, EvalError> {
-    compile(source).eval(&Bindings::new(), &Budget::default())
-}
 
 fn eval_with(source: &str, object: Json) -> Result<Value, EvalError> {
     compile(source).eval(
         &Bindings::new().with(Root::Object, from_json(&object)),
         &Budget::default(),
     )
-}
-
-fn value(source: &str) -> Value {
-    eval(source).unwrap_or_else(|e| panic!("{source}: {e}"))
-}
-
-/// Asserts `source` evaluates to `expected`, of the same CEL type (`Value`'s `==` treats
-/// `1`, `1u` and `1.0` as equal).
-#[track_caller]
-fn is(source: &str, expected: Value) {
-    let got = value(source);
-    assert_eq!(
-        (type_name(&got), &got),
-        (type_name(&expected), &expected),
-        "{source}"
-    );
-}
-
-/// Asserts `source` evaluates to `expected`, compared as JSON (for lists and maps).
-#[track_caller]
-fn is_json(source: &str, expected: Json) {
-    assert_eq!(to_json(&value(source)), expected, "{source}");
-}
-
-#[track_caller]
-fn is_true(source: &str) {
-    is(source, Value::Bool(true));
 }
 
 #[track_caller]
@@ -65,10 +32,6 @@ fn compile_error(source: &str) -> CompileError {
         Ok(_) => panic!("{source}: compiled"),
         Err(e) => e,
     }
-}
-
-fn string(s: &str) -> Value {
-    Value::String(Arc::new(s.to_owned()))
 }
 
 fn function_error(function: &str, message: &str) -> EvalError {

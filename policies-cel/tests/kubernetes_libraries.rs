@@ -4,55 +4,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::*;
+
 use std::sync::Arc;
 
-use policies_cel::cel::value::{from_json, to_json, type_name};
+use policies_cel::cel::value::{from_json, to_json};
 use policies_cel::cel::{
-    AuthorizerMode, Bindings, Budget, Env, EvalError, Root, Value, authorizer_for_request, authorizer_value,
+    AuthorizerMode, Bindings, Env, EvalError, Root, Value, authorizer_for_request, authorizer_value,
 };
-use serde_json::{Value as Json, json};
-
-fn eval_in(bindings: &Bindings, source: &str) -> Result<Value, EvalError> {
-    let program = Env::admission()
-        .compile(source)
-        .unwrap_or_else(|e| panic!("{source}: {}", e.render()));
-    program.eval(bindings, &Budget::default())
-}
-
-fn eval(source: &str) -> Result<Value, EvalError> {
-    eval_in(&Bindings::new(), source)
-}
-
-/// Asserts `source` evaluates to `expected`, of the same CEL type.
-#[track_caller]
-fn is(source: &str, expected: Value) {
-    let got = eval(source).unwrap_or_else(|e| panic!("{source}: {e}"));
-    assert_eq!(
-        (type_name(&got), &got),
-        (type_name(&expected), &expected),
-        "{source}"
-    );
-}
-
-#[track_caller]
-fn is_json(source: &str, expected: Json) {
-    let got = eval(source).unwrap_or_else(|e| panic!("{source}: {e}"));
-    assert_eq!(to_json(&got), expected, "{source}");
-}
-
-#[track_caller]
-fn is_true(source: &str) {
-    is(source, Value::Bool(true));
-}
-
-#[track_caller]
-fn is_false(source: &str) {
-    is(source, Value::Bool(false));
-}
-
-fn string(s: &str) -> Value {
-    Value::String(Arc::new(s.to_owned()))
-}
+use serde_json::json;
 
 #[track_caller]
 fn fails_in(source: &str, function: &str, message: &str) {

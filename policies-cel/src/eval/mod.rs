@@ -24,7 +24,7 @@ use crate::cluster::ClusterView;
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
-use crate::policy::{Action, Binding, Policy, PolicyKind, PolicySet};
+use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySet};
 
 /// The annotation kube-apiserver records failed validations with action Audit under.
 pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validation_failure";
@@ -32,153 +32,49 @@ pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validati
 /// Judges `request` against every policy in `set`, seeing the cluster through `cluster`.
 pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -> Decision {
     let admission = &request.admission;
-    let input = MatchInput::new(admission, cluster);
     let namespace = admission.namespace.as_deref().unwrap_or_default();
-    let namespace_object = if namespace.is_empty() {
-        Value::Null
-    } else {
-        cluster
-            .namespace(namespace)
-            .map_or(Value::Null, |ns| from_json(&ns))
-    };
-    let authorizer = authorizer_for_request(
-        set.options.authorizer,
-        &admission.resource.group,
-        &admission.resource.resource,
-        admission.sub_resource.as_deref().unwrap_or_default(),
+    let context = Context {
+        set,
+        request,
+        input: MatchInput::new(admission, cluster),
         namespace,
-        &admission.name,
-    );
-    let mut decision = Decision::default();
-    let mut audit_failures = Vec::new();
+        namespace_object: if namespace.is_empty() {
+            Value::Null
+        } else {
+            cluster
+                .namespace(namespace)
+                .map_or(Value::Null, |ns| from_json(&ns))
+        },
+        authorizer: authorizer_for_request(
+            set.options.authorizer,
+            &admission.resource.group,
+            &admission.resource.resource,
+            admission.sub_resource.as_deref().unwrap_or_default(),
+            namespace,
+            &admission.name,
+        ),
+    };
+    let mut verdict = Verdict::default();
     for policy in &set.policies {
         for (binding, actions) in bindings_of(set, policy) {
-            let matched = applies(policy, binding, &input);
-            match matched {
-                Ok(true) => {}
-                Ok(false) => {
-                    record(&mut decision, policy, binding, &actions, Outcome::NotMatched);
-                    continue;
-                }
-                Err(message) => {
-                    let violation = Violation {
-                        validation: None,
-                        message,
-                        reason: "Invalid".into(),
-                    };
-                    let ignored = policy.failure_policy == crate::policy::FailurePolicy::Ignore;
-                    record(
-                        &mut decision,
-                        policy,
-                        binding,
-                        &actions,
-                        Outcome::Error {
-                            message: violation.message.clone(),
-                            ignored,
-                        },
-                    );
-                    if !ignored {
-                        decision.denials.push(denial(policy, binding, &violation));
-                    }
-                    continue;
-                }
-            }
-            let param_objects: Vec<Value> = match params::choose(set, policy, binding, namespace) {
-                ParamChoice::None => vec![Value::Null],
-                ParamChoice::Objects(objects) => objects.into_iter().map(from_json).collect(),
-                ParamChoice::Skip => {
-                    record(&mut decision, policy, binding, &actions, Outcome::NotMatched);
-                    continue;
-                }
-                ParamChoice::NotFound(message) => {
-                    let violation = Violation {
-                        validation: None,
-                        message: message.clone(),
-                        reason: "Invalid".into(),
-                    };
-                    decision.denials.push(denial(policy, binding, &violation));
-                    record(
-                        &mut decision,
-                        policy,
-                        binding,
-                        &actions,
-                        Outcome::Error {
-                            message,
-                            ignored: false,
-                        },
-                    );
-                    continue;
-                }
-            };
-            let mut failed = Vec::new();
-            let mut skipped = None;
-            let mut errors = Vec::new();
-            for params in param_objects {
-                let run_input = RunInput {
-                    object: request.object(),
-                    old_object: request.old_object(),
-                    request: request.request(),
-                    params,
-                    namespace_object: namespace_object.clone(),
-                    authorizer: authorizer.clone(),
-                    options: &set.options,
-                };
-                let result = match catch_unwind(AssertUnwindSafe(|| run(policy, run_input))) {
-                    Ok(result) => result,
-                    Err(_) => {
-                        errors.push("internal error while evaluating the policy".to_owned());
-                        continue;
-                    }
-                };
-                decision.impact_evaluated |= result.impact_read;
-                for (key, value) in result.audit_annotations {
-                    decision
-                        .audit_annotations
-                        .insert(format!("{}/{key}", policy.name), value);
-                }
-                match result.outcome {
-                    RunOutcome::Skipped { condition } => skipped = Some(condition),
-                    RunOutcome::Evaluated {
-                        violations,
-                        ignored_errors,
-                    } => {
-                        errors.extend(ignored_errors);
-                        for violation in violations {
-                            failed.extend(violation.validation);
-                            apply_actions(
-                                &mut decision,
-                                &mut audit_failures,
-                                policy,
-                                binding,
-                                &actions,
-                                &violation,
-                            );
-                        }
-                    }
-                }
-            }
-            failed.sort_unstable();
-            failed.dedup();
-            record(
-                &mut decision,
+            let pair = Pair {
                 policy,
                 binding,
-                &actions,
-                if !failed.is_empty() {
-                    Outcome::Failed { validations: failed }
-                } else if let Some(message) = errors.into_iter().next() {
-                    Outcome::Error {
-                        message,
-                        ignored: true,
-                    }
-                } else if let Some(condition) = skipped {
-                    Outcome::Skipped { condition }
-                } else {
-                    Outcome::Passed
-                },
-            );
+                actions: &actions,
+            };
+            let outcome = judge(&context, &pair, &mut verdict);
+            verdict.decision.policies.push(PolicyResult {
+                policy: policy.name.clone(),
+                binding: binding.map(|b| b.name.clone()),
+                actions: actions.clone(),
+                outcome,
+            });
         }
     }
+    let Verdict {
+        mut decision,
+        audit_failures,
+    } = verdict;
     if !audit_failures.is_empty() {
         decision.audit_annotations.insert(
             AUDIT_FAILURE_KEY.to_owned(),
@@ -187,6 +83,121 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
     }
     decision.allowed = decision.denials.is_empty();
     decision
+}
+
+/// What every (policy, binding) pair of one request shares.
+struct Context<'a> {
+    set: &'a PolicySet,
+    request: &'a Request,
+    input: MatchInput<'a>,
+    namespace: &'a str,
+    namespace_object: Value,
+    authorizer: Value,
+}
+
+/// A policy judged through one binding (`None`: self-bound or the offline implicit binding).
+struct Pair<'a> {
+    policy: &'a Policy,
+    binding: Option<&'a Binding>,
+    actions: &'a [Action],
+}
+
+/// The decision being built, with the failures recorded for the Audit action.
+#[derive(Default)]
+struct Verdict {
+    decision: Decision,
+    audit_failures: Vec<serde_json::Value>,
+}
+
+/// Judges one pair, adding its denials, warnings and annotations to `verdict`.
+fn judge(context: &Context<'_>, pair: &Pair<'_>, verdict: &mut Verdict) -> Outcome {
+    let Pair {
+        policy,
+        binding,
+        actions,
+    } = *pair;
+    match applies(policy, binding, &context.input) {
+        Ok(true) => {}
+        Ok(false) => return Outcome::NotMatched,
+        Err(message) => {
+            let ignored = policy.failure_policy == FailurePolicy::Ignore;
+            return policy_error(verdict, pair, message, ignored);
+        }
+    }
+    let param_objects: Vec<Value> = match params::choose(context.set, policy, binding, context.namespace) {
+        ParamChoice::None => vec![Value::Null],
+        ParamChoice::Objects(objects) => objects.into_iter().map(from_json).collect(),
+        ParamChoice::Skip => return Outcome::NotMatched,
+        ParamChoice::NotFound(message) => return policy_error(verdict, pair, message, false),
+    };
+    let mut failed = Vec::new();
+    let mut skipped = None;
+    let mut errors = Vec::new();
+    for params in param_objects {
+        let input = RunInput {
+            object: context.request.object(),
+            old_object: context.request.old_object(),
+            request: context.request.request(),
+            params,
+            namespace_object: context.namespace_object.clone(),
+            authorizer: context.authorizer.clone(),
+            options: &context.set.options,
+        };
+        let Ok(result) = catch_unwind(AssertUnwindSafe(|| run(policy, input))) else {
+            errors.push("internal error while evaluating the policy".to_owned());
+            continue;
+        };
+        verdict.decision.impact_evaluated |= result.impact_read;
+        for (key, value) in result.audit_annotations {
+            verdict
+                .decision
+                .audit_annotations
+                .insert(format!("{}/{key}", policy.name), value);
+        }
+        match result.outcome {
+            RunOutcome::Skipped { condition } => skipped = Some(condition),
+            RunOutcome::Evaluated {
+                violations,
+                ignored_errors,
+            } => {
+                errors.extend(ignored_errors);
+                for violation in violations {
+                    failed.extend(violation.validation);
+                    apply_actions(verdict, policy, binding, actions, &violation);
+                }
+            }
+        }
+    }
+    failed.sort_unstable();
+    failed.dedup();
+    if !failed.is_empty() {
+        Outcome::Failed { validations: failed }
+    } else if let Some(message) = errors.into_iter().next() {
+        Outcome::Error {
+            message,
+            ignored: true,
+        }
+    } else if let Some(condition) = skipped {
+        Outcome::Skipped { condition }
+    } else {
+        Outcome::Passed
+    }
+}
+
+/// A pair that failed as a whole (matching or params): a denial unless ignored.
+fn policy_error(verdict: &mut Verdict, pair: &Pair<'_>, message: String, ignored: bool) -> Outcome {
+    if !ignored {
+        let violation = Violation {
+            validation: None,
+            message: message.clone(),
+            reason: "Invalid".into(),
+        };
+        verdict
+            .decision
+            .denials
+            .push(denial(pair.policy, pair.binding, &violation));
+    }
+    Outcome::Error { message, ignored }
 }
 
 /// The bindings a policy is judged through, with their actions. A SafetyPolicy binds itself.
@@ -230,21 +241,6 @@ fn applies(policy: &Policy, binding: Option<&Binding>, input: &MatchInput<'_>) -
     }
 }
 
-fn record(
-    decision: &mut Decision,
-    policy: &Policy,
-    binding: Option<&Binding>,
-    actions: &[Action],
-    outcome: Outcome,
-) {
-    decision.policies.push(PolicyResult {
-        policy: policy.name.clone(),
-        binding: binding.map(|b| b.name.clone()),
-        actions: actions.to_vec(),
-        outcome,
-    });
-}
-
 fn denial(policy: &Policy, binding: Option<&Binding>, violation: &Violation) -> Denial {
     Denial {
         policy: policy.name.clone(),
@@ -256,8 +252,7 @@ fn denial(policy: &Policy, binding: Option<&Binding>, violation: &Violation) -> 
 }
 
 fn apply_actions(
-    decision: &mut Decision,
-    audit_failures: &mut Vec<serde_json::Value>,
+    verdict: &mut Verdict,
     policy: &Policy,
     binding: Option<&Binding>,
     actions: &[Action],
@@ -265,8 +260,8 @@ fn apply_actions(
 ) {
     for action in actions {
         match action {
-            Action::Deny => decision.denials.push(denial(policy, binding, violation)),
-            Action::Warn => decision.warnings.push(match binding {
+            Action::Deny => verdict.decision.denials.push(denial(policy, binding, violation)),
+            Action::Warn => verdict.decision.warnings.push(match binding {
                 Some(b) => format!(
                     "Validation failed for ValidatingAdmissionPolicy '{}' with binding '{}': {}",
                     policy.name, b.name, violation.message
@@ -278,7 +273,7 @@ fn apply_actions(
                     violation.message
                 ),
             }),
-            Action::Audit => audit_failures.push(json!({
+            Action::Audit => verdict.audit_failures.push(json!({
                 "message": violation.message,
                 "policy": policy.name,
                 "binding": binding.map(|b| b.name.as_str()).unwrap_or_default(),

@@ -356,14 +356,7 @@ mod tests {
     }
 
     fn path(segs: &[&str]) -> FieldPath {
-        FieldPath(
-            segs.iter()
-                .map(|s| {
-                    s.parse::<usize>()
-                        .map_or_else(|_| Seg::Key((*s).to_owned()), Seg::Index)
-                })
-                .collect(),
-        )
+        FieldPath::from_segments(segs)
     }
 
     #[test]

@@ -14,6 +14,22 @@ pub(crate) enum Seg {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct FieldPath(pub(crate) Vec<Seg>);
 
+#[cfg(test)]
+impl FieldPath {
+    /// A path from its segments written as text; numbers are list indexes.
+    pub(crate) fn from_segments(segments: &[&str]) -> Self {
+        FieldPath(
+            segments
+                .iter()
+                .map(|s| {
+                    s.parse::<usize>()
+                        .map_or_else(|_| Seg::Key((*s).to_owned()), Seg::Index)
+                })
+                .collect(),
+        )
+    }
+}
+
 impl FieldPath {
     /// The empty path (the document itself).
     pub(crate) fn root() -> Self {
@@ -110,16 +126,9 @@ fn is_identifier(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
+    use crate::policy::path::FieldPath as P;
     fn path(segs: &[&str]) -> FieldPath {
-        FieldPath(
-            segs.iter()
-                .map(|s| {
-                    s.parse::<usize>()
-                        .map_or_else(|_| Seg::Key((*s).to_owned()), Seg::Index)
-                })
-                .collect(),
-        )
+        P::from_segments(segs)
     }
 
     #[test]

@@ -1,20 +1,13 @@
-//! The cluster as policies and the impact estimate see it: one read-only trait.
+//! The cluster as policies and the impact estimate see it.
 //!
-//! The plugin fills it from snapshot files, the gateway from watches; evaluation only ever sees
-//! [`ClusterView`].
+//! [`ClusterView`] is the one read-only trait evaluation uses. [`ClusterModel`] implements it
+//! over slim objects ([`object`]) with indexes; the plugin fills one from snapshot files, the
+//! gateway from watches.
 
-/// A read-only view of the cluster.
-pub trait ClusterView: Send + Sync {
-    /// The Namespace object named `name`, as JSON (for `namespaceSelector` and `namespaceObject`).
-    fn namespace(&self, name: &str) -> Option<serde_json::Value>;
-}
+mod model;
+pub mod object;
+mod view;
 
-/// A cluster we know nothing about: namespace selectors see no labels, `namespaceObject` is null.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EmptyCluster;
-
-impl ClusterView for EmptyCluster {
-    fn namespace(&self, _name: &str) -> Option<serde_json::Value> {
-        None
-    }
-}
+pub use model::{ClusterModel, KindCounts, ObjectId, labels_from};
+pub use object::{Object, ObjectKey, Spec};
+pub use view::{ClusterView, EmptyCluster};

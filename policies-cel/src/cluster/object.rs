@@ -1,0 +1,305 @@
+//! The slim projection of a Kubernetes object: only what the impact estimate and policies need.
+//!
+//! A 10 KiB Pod becomes its identity, labels, owners, node, readiness, volumes, referenced
+//! ConfigMaps/Secrets and tolerations. Strings are shared (`Arc<str>`) so repeated label keys,
+//! namespaces and node names cost one allocation each across the model.
+
+use std::sync::Arc;
+
+/// A shared, immutable string.
+pub type Text = Arc<str>;
+
+/// Group, kind, namespace and name: how objects are found.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    /// API group; empty for the core group.
+    pub group: Text,
+    pub kind: Text,
+    /// Empty for cluster-scoped objects.
+    pub namespace: Text,
+    pub name: Text,
+}
+
+impl ObjectKey {
+    pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> Self {
+        Self { group: group.into(), kind: kind.into(), namespace: namespace.into(), name: name.into() }
+    }
+
+    /// `kind namespace/name`, as messages print it (`StatefulSet mq/rabbitmq`).
+    pub fn display(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {}", self.kind, self.name)
+        } else {
+            format!("{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+/// An ownerReference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerRef {
+    pub uid: Text,
+    pub api_version: Text,
+    pub kind: Text,
+    pub name: Text,
+    pub controller: bool,
+    pub block_owner_deletion: bool,
+}
+
+/// Sorted `key=value` pairs.
+pub type Labels = Vec<(Text, Text)>;
+
+/// An int or a percentage (`maxUnavailable: 25%`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntOrPercent {
+    Int(i64),
+    Percent(i64),
+}
+
+/// A label selector (`matchLabels` + `matchExpressions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    pub match_labels: Labels,
+    pub expressions: Vec<Requirement>,
+}
+
+/// One `matchExpressions` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    pub key: Text,
+    pub operator: Operator,
+    pub values: Vec<Text>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl Selector {
+    /// True when `labels` satisfy the selector (an empty selector matches everything).
+    pub fn matches(&self, labels: &Labels) -> bool {
+        let get = |key: &str| labels.iter().find(|(k, _)| &**k == key).map(|(_, v)| v);
+        self.match_labels.iter().all(|(k, v)| get(k) == Some(v))
+            && self.expressions.iter().all(|r| {
+                let value = get(&r.key);
+                match r.operator {
+                    Operator::In => value.is_some_and(|v| r.values.contains(v)),
+                    Operator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    Operator::Exists => value.is_some(),
+                    Operator::DoesNotExist => value.is_none(),
+                }
+            })
+    }
+
+    /// True when the selector has no requirement at all (selects everything).
+    pub fn is_empty(&self) -> bool {
+        self.match_labels.is_empty() && self.expressions.is_empty()
+    }
+}
+
+/// A toleration of a pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toleration {
+    pub key: Option<Text>,
+    /// `Exists` or `Equal` (default).
+    pub exists: bool,
+    pub value: Option<Text>,
+    /// `NoSchedule`, `PreferNoSchedule`, `NoExecute`, or any when absent.
+    pub effect: Option<Text>,
+}
+
+/// A node taint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Taint {
+    pub key: Text,
+    pub value: Option<Text>,
+    pub effect: Text,
+}
+
+impl Toleration {
+    /// True when this toleration tolerates `taint` (Kubernetes' `ToleratesTaint`).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if self.effect.as_ref().is_some_and(|e| *e != taint.effect) {
+            return false;
+        }
+        match &self.key {
+            None => self.exists,
+            Some(key) if *key != taint.key => false,
+            Some(_) if self.exists => true,
+            Some(_) => self.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
+        }
+    }
+}
+
+/// What a pod consumes from a ConfigMap or Secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigUse {
+    pub name: Text,
+    /// Keys read (env `valueFrom`, volume `items`); `None` when the whole object is used
+    /// (`envFrom`, a volume without items).
+    pub keys: Option<Vec<Text>>,
+    /// False when the reference is marked `optional: true`.
+    pub required: bool,
+}
+
+/// The pod fields the estimate reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PodSpec {
+    pub node: Option<Text>,
+    /// `Pending`, `Running`, `Succeeded`, `Failed`, `Unknown`.
+    pub phase: Text,
+    /// The `Ready` condition is true.
+    pub ready: bool,
+    /// PersistentVolumeClaims mounted (by claim name).
+    pub claims: Vec<Text>,
+    pub config_maps: Vec<ConfigUse>,
+    pub secrets: Vec<ConfigUse>,
+    pub tolerations: Vec<Toleration>,
+}
+
+impl PodSpec {
+    /// Finished pods (Succeeded/Failed) are never "disrupted".
+    pub fn finished(&self) -> bool {
+        matches!(&*self.phase, "Succeeded" | "Failed")
+    }
+}
+
+/// Deployment or ReplicaSet rollout settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeploymentStrategy {
+    RollingUpdate { max_unavailable: IntOrPercent, max_surge: IntOrPercent },
+    Recreate,
+}
+
+/// StatefulSet update settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StatefulSetStrategy {
+    RollingUpdate { partition: i64, max_unavailable: IntOrPercent },
+    OnDelete,
+}
+
+/// What happens to a StatefulSet's PVCs (`persistentVolumeClaimRetentionPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Retention {
+    pub delete_when_deleted: bool,
+    pub delete_when_scaled: bool,
+}
+
+/// The workload fields the estimate reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spec {
+    Pod(PodSpec),
+    Deployment { replicas: i64, selector: Selector, strategy: DeploymentStrategy, paused: bool },
+    ReplicaSet { replicas: i64, selector: Selector },
+    StatefulSet {
+        replicas: i64,
+        selector: Selector,
+        strategy: StatefulSetStrategy,
+        parallel: bool,
+        claim_templates: Vec<Text>,
+        retention: Retention,
+    },
+    DaemonSet { selector: Selector, max_unavailable: IntOrPercent, max_surge: IntOrPercent },
+    Job { selector: Option<Selector> },
+    Service { selector: Option<Labels> },
+    PodDisruptionBudget {
+        selector: Selector,
+        min_available: Option<IntOrPercent>,
+        max_unavailable: Option<IntOrPercent>,
+    },
+    PersistentVolumeClaim { volume: Option<Text> },
+    PersistentVolume { reclaim_delete: bool, claim: Option<(Text, Text)> },
+    Node { unschedulable: bool, taints: Vec<Taint> },
+    Namespace,
+    CustomResourceDefinition { group: Text, kind: Text, plural: Text, namespaced: bool },
+    EndpointSlice { service: Option<Text>, endpoints: Vec<Endpoint> },
+    ConfigMap { keys: Vec<Text> },
+    Secret { keys: Vec<Text> },
+    /// Any other kind (custom resources included): identity and owners only.
+    Other,
+}
+
+/// One endpoint of an EndpointSlice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The pod behind it, when `targetRef` names one.
+    pub pod: Option<Text>,
+    pub ready: bool,
+}
+
+/// A slim object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object {
+    pub key: ObjectKey,
+    pub api_version: Text,
+    pub uid: Option<Text>,
+    pub labels: Labels,
+    /// Only the `suture.dev/` annotations (escape hatches and descriptions).
+    pub annotations: Labels,
+    pub owners: Vec<OwnerRef>,
+    /// `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    pub spec: Spec,
+}
+
+impl Object {
+    /// The pod fields, when this is a Pod.
+    pub fn pod(&self) -> Option<&PodSpec> {
+        match &self.spec {
+            Spec::Pod(pod) => Some(pod),
+            _ => None,
+        }
+    }
+
+    /// The owner marked `controller: true`, if any.
+    pub fn controller(&self) -> Option<&OwnerRef> {
+        self.owners.iter().find(|o| o.controller)
+    }
+
+    /// A `suture.dev/` annotation.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.iter().find(|(k, _)| &**k == key).map(|(_, v)| &**v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs.iter().map(|(k, v)| (Text::from(*k), Text::from(*v))).collect()
+    }
+
+    #[test]
+    fn selectors_follow_kubernetes() {
+        let selector = Selector {
+            match_labels: labels(&[("app", "db")]),
+            expressions: vec![Requirement { key: "tier".into(), operator: Operator::NotIn, values: vec!["test".into()] }],
+        };
+        assert!(selector.matches(&labels(&[("app", "db")])));
+        assert!(selector.matches(&labels(&[("app", "db"), ("tier", "prod")])));
+        assert!(!selector.matches(&labels(&[("app", "db"), ("tier", "test")])));
+        assert!(!selector.matches(&labels(&[("app", "web")])));
+    }
+
+    #[test]
+    fn tolerations_follow_kubernetes() {
+        let taint = Taint { key: "node.kubernetes.io/unreachable".into(), value: None, effect: "NoExecute".into() };
+        let exists = Toleration { key: Some(taint.key.clone()), exists: true, value: None, effect: Some("NoExecute".into()) };
+        let everything = Toleration { key: None, exists: true, value: None, effect: None };
+        let other_effect = Toleration { effect: Some("NoSchedule".into()), ..exists.clone() };
+        assert!(exists.tolerates(&taint));
+        assert!(everything.tolerates(&taint));
+        assert!(!other_effect.tolerates(&taint));
+    }
+}

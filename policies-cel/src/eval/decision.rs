@@ -63,6 +63,9 @@ pub struct Decision {
     /// True when an expression read `impact` (the estimate was computed).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub impact_evaluated: bool,
+    /// The impact estimate, when a policy read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub impact: Option<crate::impact::Impact>,
 }
 
 impl Decision {

@@ -13,11 +13,13 @@ pub mod subjects;
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
 pub use request::{Request, RequestError};
 
+use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::json;
 
-use crate::cel::Value;
+use crate::cel::{EvalError, Value};
+use crate::impact::Impact;
 use crate::cel::functions::authorizer::authorizer_for_request;
 use crate::cel::value::from_json;
 use crate::cluster::ClusterView;
@@ -54,6 +56,23 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
             &admission.name,
         ),
     };
+    let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
+    let estimate = || {
+        impact
+            .get_or_init(|| {
+                if cluster.object_count() == 0 {
+                    return Err(EvalError::Unavailable(
+                        "impact (no cluster model: give a --cluster snapshot, or run in the gateway)".into(),
+                    ));
+                }
+                let estimate = crate::impact::estimate(request, cluster);
+                let value = estimate.to_value();
+                Ok((estimate, value))
+            })
+            .as_ref()
+            .map(|(_, value)| value.clone())
+            .map_err(Clone::clone)
+    };
     let mut verdict = Verdict::default();
     for policy in &set.policies {
         for (binding, actions) in bindings_of(set, policy) {
@@ -62,7 +81,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                 binding,
                 actions: &actions,
             };
-            let outcome = judge(&context, &pair, &mut verdict);
+            let outcome = judge(&context, &pair, &estimate, &mut verdict);
             verdict.decision.policies.push(PolicyResult {
                 policy: policy.name.clone(),
                 binding: binding.map(|b| b.name.clone()),
@@ -110,7 +129,12 @@ struct Verdict {
 }
 
 /// Judges one pair, adding its denials, warnings and annotations to `verdict`.
-fn judge(context: &Context<'_>, pair: &Pair<'_>, verdict: &mut Verdict) -> Outcome {
+fn judge(
+    context: &Context<'_>,
+    pair: &Pair<'_>,
+    impact: &dyn Fn() -> Result<Value, EvalError>,
+    verdict: &mut Verdict,
+) -> Outcome {
     let Pair {
         policy,
         binding,
@@ -142,6 +166,7 @@ fn judge(context: &Context<'_>, pair: &Pair<'_>, verdict: &mut Verdict) -> Outco
             namespace_object: context.namespace_object.clone(),
             authorizer: context.authorizer.clone(),
             options: &context.set.options,
+            impact,
         };
         let Ok(result) = catch_unwind(AssertUnwindSafe(|| run(policy, input))) else {
             errors.push("internal error while evaluating the policy".to_owned());

@@ -36,6 +36,8 @@ pub(crate) struct RunInput<'a> {
     pub namespace_object: Value,
     pub authorizer: Value,
     pub options: &'a EvalOptions,
+    /// Computes (once per request) the `impact` variable.
+    pub impact: &'a dyn Fn() -> Result<Value, EvalError>,
 }
 
 /// The result of a run: outcome plus audit annotations (key without the policy prefix).
@@ -48,11 +50,10 @@ pub(crate) struct RunResult {
 pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
     let variables: Vec<Arc<Program>> = policy.variables.iter().map(|v| v.program.clone()).collect();
     let impact_read = std::cell::Cell::new(false);
+    let estimate = input.impact;
     let impact = || {
         impact_read.set(true);
-        Err(EvalError::Unavailable(
-            "impact (the cluster model arrives with the impact estimate)".into(),
-        ))
+        estimate()
     };
     let bindings = Bindings::new()
         .with(Root::Object, input.object.clone())

@@ -1,0 +1,227 @@
+//! From direct effects to consequences: which Services lose their last ready endpoint, which
+//! PodDisruptionBudgets break, which workloads go down and which StatefulSets lose quorum —
+//! at the change's worst moment, touching only the pods the request affects and their owners.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::cluster::object::{IntOrPercent, Spec};
+use crate::cluster::{ClusterView, Object, ObjectKey};
+use crate::impact::effects::Effects;
+use crate::impact::report::{
+    Deletion, Impact, PdbEffect, PodStop, QuorumEffect, ServiceEffect, Summary, Target, WorkloadEffect,
+};
+
+/// A pod that counts as healthy: Ready and not terminating.
+pub(crate) fn healthy(pod: &Object) -> bool {
+    !pod.terminating && pod.pod().is_some_and(|p| p.ready && !p.finished())
+}
+
+fn target(key: &ObjectKey) -> Target {
+    Target { kind: key.kind.to_string(), namespace: key.namespace.to_string(), name: key.name.to_string() }
+}
+
+/// The workload that runs `pod`: its controller, or the Deployment above its ReplicaSet.
+pub(crate) fn workload_of<'a>(view: &'a dyn ClusterView, pod: &Object) -> Option<&'a Object> {
+    let owner = view.by_uid(&pod.controller()?.uid)?;
+    if &*owner.key.kind == "ReplicaSet"
+        && let Some(deployment) = owner.controller().and_then(|c| view.by_uid(&c.uid))
+        && &*deployment.key.kind == "Deployment"
+    {
+        return Some(deployment);
+    }
+    Some(owner)
+}
+
+/// The pods a workload runs (through its ReplicaSets for a Deployment).
+pub(crate) fn pods_of<'a>(view: &'a dyn ClusterView, workload: &Object) -> Vec<&'a Object> {
+    let Some(uid) = &workload.uid else { return Vec::new() };
+    let direct = view.dependents(uid);
+    if &*workload.key.kind == "Deployment" {
+        direct
+            .into_iter()
+            .filter(|rs| &*rs.key.kind == "ReplicaSet")
+            .filter_map(|rs| rs.uid.as_deref())
+            .flat_map(|rs_uid| view.dependents(rs_uid))
+            .filter(|p| p.pod().is_some())
+            .collect()
+    } else {
+        direct.into_iter().filter(|p| p.pod().is_some()).collect()
+    }
+}
+
+/// Kubernetes' `GetScaledValueFromIntOrPercent(value, total, roundUp)`.
+pub(crate) fn scaled(value: IntOrPercent, total: usize, round_up: bool) -> usize {
+    match value {
+        IntOrPercent::Int(n) => n.max(0) as usize,
+        IntOrPercent::Percent(p) => {
+            let product = p.max(0) as usize * total;
+            if round_up { product.div_ceil(100) } else { product / 100 }
+        }
+    }
+}
+
+/// Works out the consequences of `effects` and assembles the estimate.
+pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects) -> Impact {
+    let mut impact = Impact { action, notes: effects.notes.clone(), ..Impact::default() };
+    impact.deleted = effects
+        .deleted
+        .iter()
+        .map(|(key, reason)| Deletion { object: target(key), reason: reason.clone() })
+        .collect();
+    let stopped: Vec<(&Object, &crate::impact::effects::Stop)> =
+        effects.stops.iter().filter_map(|s| view.get(&s.pod).map(|p| (p, s))).collect();
+    let down_at_worst: HashSet<&ObjectKey> =
+        stopped.iter().filter(|(_, s)| s.at_worst).map(|(p, _)| &p.key).collect();
+    let gone_for_good: HashSet<&ObjectKey> =
+        stopped.iter().filter(|(_, s)| !s.replaced).map(|(p, _)| &p.key).collect();
+
+    for (pod, stop) in &stopped {
+        if pod.terminating || pod.pod().is_some_and(|p| p.finished()) {
+            continue;
+        }
+        impact.pods.push(PodStop {
+            namespace: pod.key.namespace.to_string(),
+            name: pod.key.name.to_string(),
+            node: pod.pod().and_then(|p| p.node.as_deref()).map(str::to_owned),
+            replaced: stop.replaced,
+            reason: stop.reason.clone(),
+        });
+    }
+
+    // Everything that selects or owns an affected pod, each looked at once.
+    let mut services: BTreeMap<ObjectKey, &Object> = BTreeMap::new();
+    let mut pdbs: BTreeMap<ObjectKey, &Object> = BTreeMap::new();
+    let mut workloads: BTreeMap<ObjectKey, &Object> = BTreeMap::new();
+    for (pod, _) in &stopped {
+        for service in view.selecting_pod("Service", pod) {
+            services.insert(service.key.clone(), service);
+        }
+        for pdb in view.selecting_pod("PodDisruptionBudget", pod) {
+            pdbs.insert(pdb.key.clone(), pdb);
+        }
+        if let Some(workload) = workload_of(view, pod) {
+            workloads.insert(workload.key.clone(), workload);
+        }
+    }
+    for key in effects.settles_at.keys() {
+        if let Some(workload) = view.get(key) {
+            workloads.insert(key.clone(), workload);
+        }
+    }
+
+    for service in services.values().filter(|s| !effects.is_deleted(&s.key)) {
+        let (before, after) = service_endpoints(view, service, &down_at_worst);
+        impact.services.push(ServiceEffect {
+            namespace: service.key.namespace.to_string(),
+            name: service.key.name.to_string(),
+            ready_before: before,
+            ready_after: after,
+        });
+    }
+
+    for pdb in pdbs.values().filter(|p| !effects.is_deleted(&p.key)) {
+        let Spec::PodDisruptionBudget { selector, min_available, max_unavailable } = &pdb.spec else { continue };
+        let selected: Vec<&Object> = view
+            .pods_matching(&pdb.key.namespace, selector)
+            .into_iter()
+            .filter(|p| p.pod().is_some_and(|s| !s.finished()))
+            .collect();
+        let expected = selected.len();
+        let desired = match (min_available, max_unavailable) {
+            (Some(min), _) => scaled(*min, expected, true),
+            (None, Some(max)) => expected.saturating_sub(scaled(*max, expected, true)),
+            (None, None) => expected,
+        };
+        let current = selected.iter().filter(|p| healthy(p)).count();
+        let removed = selected.iter().filter(|p| healthy(p) && down_at_worst.contains(&p.key)).count();
+        let after = current - removed;
+        impact.pdbs.push(PdbEffect {
+            namespace: pdb.key.namespace.to_string(),
+            name: pdb.key.name.to_string(),
+            desired_healthy: desired,
+            current_healthy: current,
+            healthy_after: after,
+            violated: removed > 0 && after < desired,
+        });
+    }
+
+    for workload in workloads.values() {
+        let pods = pods_of(view, workload);
+        let before = pods.iter().filter(|p| healthy(p)).count();
+        let worst = pods.iter().filter(|p| healthy(p) && !down_at_worst.contains(&p.key)).count();
+        let after = match effects.settles_at.get(&workload.key) {
+            Some(n) => *n,
+            None if effects.is_deleted(&workload.key) => 0,
+            None => pods.iter().filter(|p| healthy(p) && !gone_for_good.contains(&p.key)).count(),
+        };
+        impact.workloads.push(WorkloadEffect {
+            workload: target(&workload.key),
+            ready_before: before,
+            ready_after: after,
+            ready_worst: worst.min(after),
+        });
+        if &*workload.key.kind == "StatefulSet" && before >= 3 {
+            let majority = before / 2 + 1;
+            let lowest = worst.min(after);
+            impact.quorum.push(QuorumEffect {
+                namespace: workload.key.namespace.to_string(),
+                name: workload.key.name.to_string(),
+                ready_before: before,
+                ready_after: lowest,
+                majority,
+                lost: lowest < majority,
+            });
+        }
+    }
+
+    impact.volumes = effects.volumes;
+    impact.summary = Summary {
+        deleted: impact.deleted.len(),
+        pods_disrupted: impact.pods.len(),
+        data_loss: impact.volumes.len(),
+        services_without_endpoints: impact.services.iter().filter(|s| s.ready_before > 0 && s.ready_after == 0).count(),
+        pdb_violations: impact.pdbs.iter().filter(|p| p.violated).count(),
+        workloads_down: impact.workloads.iter().filter(|w| w.ready_before > 0 && w.ready_worst == 0).count(),
+        quorum_lost: impact.quorum.iter().filter(|q| q.lost).count(),
+    };
+    impact
+}
+
+/// Ready endpoints of `service` now and with `down` pods gone: from its EndpointSlices when
+/// there are any, otherwise from the ready pods its selector matches.
+fn service_endpoints(view: &dyn ClusterView, service: &Object, down: &HashSet<&ObjectKey>) -> (usize, usize) {
+    let namespace = &service.key.namespace;
+    let slices = view.endpoint_slices(namespace, &service.key.name);
+    if !slices.is_empty() {
+        let mut ready: Vec<Option<&str>> = Vec::new();
+        for slice in slices {
+            if let Spec::EndpointSlice { endpoints, .. } = &slice.spec {
+                ready.extend(endpoints.iter().filter(|e| e.ready).map(|e| e.pod.as_deref()));
+            }
+        }
+        let is_down = |pod: &Option<&str>| {
+            pod.is_some_and(|name| down.contains(&ObjectKey::new("", "Pod", namespace, name)))
+        };
+        let after = ready.iter().filter(|p| !is_down(p)).count();
+        return (ready.len(), after);
+    }
+    let Spec::Service { selector: Some(labels) } = &service.spec else { return (0, 0) };
+    let selector = crate::cluster::object::Selector { match_labels: labels.clone(), expressions: Vec::new() };
+    let pods = view.pods_matching(namespace, &selector);
+    let before = pods.iter().filter(|p| healthy(p)).count();
+    let after = pods.iter().filter(|p| healthy(p) && !down.contains(&p.key)).count();
+    (before, after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_round_as_kubernetes() {
+        assert_eq!(scaled(IntOrPercent::Percent(25), 10, true), 3);
+        assert_eq!(scaled(IntOrPercent::Percent(25), 10, false), 2);
+        assert_eq!(scaled(IntOrPercent::Percent(50), 3, true), 2);
+        assert_eq!(scaled(IntOrPercent::Int(2), 10, true), 2);
+    }
+}

@@ -1,0 +1,166 @@
+//! DELETE of any object, as the garbage collector and the controllers carry it out: the
+//! ownerReference cascade with the request's `propagationPolicy` (Orphan stops it; the default
+//! depends on the kind and API version), a Namespace's contents, a CRD's instances, a Node's
+//! pods, a PersistentVolumeClaim's data per its volume's reclaim policy, a bound volume, and a
+//! StatefulSet's claims under its retention policy.
+
+use crate::cluster::object::Spec;
+use crate::cluster::{ClusterView, Object, ObjectKey};
+use crate::impact::effects::Effects;
+use crate::impact::subject::Subject;
+
+/// How dependents are treated when their owner is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Propagation {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+/// The propagation a DELETE uses: `propagationPolicy`, else the deprecated `orphanDependents`,
+/// else the kind's default (Orphan for batch/v1 Jobs, v1 ReplicationControllers and the
+/// pre-`apps/v1` workload versions; Background for everything else).
+pub(crate) fn propagation(subject: &Subject) -> Propagation {
+    let options = subject.options.as_ref();
+    match options.and_then(|o| o.get("propagationPolicy")).and_then(|p| p.as_str()) {
+        Some("Orphan") => return Propagation::Orphan,
+        Some("Foreground") => return Propagation::Foreground,
+        Some("Background") => return Propagation::Background,
+        _ => {}
+    }
+    if let Some(orphan) = options.and_then(|o| o.get("orphanDependents")).and_then(|o| o.as_bool()) {
+        return if orphan { Propagation::Orphan } else { Propagation::Background };
+    }
+    let legacy_workload = matches!(
+        (subject.group.as_str(), subject.version.as_str()),
+        ("extensions", "v1beta1") | ("apps", "v1beta1") | ("apps", "v1beta2")
+    );
+    match (subject.group.as_str(), &*subject.key.kind) {
+        ("batch", "Job") | ("", "ReplicationController") => Propagation::Orphan,
+        _ if legacy_workload => Propagation::Orphan,
+        _ => Propagation::Background,
+    }
+}
+
+/// Estimates a DELETE of the subject.
+pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let Some(target) = view.get(&subject.key) else {
+        effects.note(format!("{} is not in the cluster model: nothing is known to be deleted", subject.key));
+        return;
+    };
+    let propagation = propagation(subject);
+    if propagation == Propagation::Orphan {
+        effects.note(format!("propagationPolicy Orphan: the dependents of {} are kept", subject.key));
+    }
+    cascade(view, target, propagation, "deleted by the request".to_owned(), effects);
+}
+
+/// Deletes `object` and, unless orphaned, everything that depends on it.
+fn cascade(view: &dyn ClusterView, object: &Object, propagation: Propagation, reason: String, effects: &mut Effects) {
+    if !effects.delete(object, reason) {
+        return;
+    }
+    consequences_of_kind(view, object, effects);
+    if propagation == Propagation::Orphan {
+        return;
+    }
+    let Some(uid) = &object.uid else { return };
+    for dependent in view.dependents(uid) {
+        // The garbage collector deletes a dependent once none of its owners remains.
+        let other_owner = dependent.owners.iter().find(|o| {
+            &o.uid != uid && view.by_uid(&o.uid).is_some_and(|owner| !effects.is_deleted(&owner.key))
+        });
+        if let Some(owner) = other_owner {
+            effects.note(format!("{} is kept: it is also owned by {} {}", dependent.key, owner.kind, owner.name));
+            continue;
+        }
+        let reason = format!("owned by {} (garbage collection)", object.key);
+        cascade(view, dependent, Propagation::Background, reason, effects);
+    }
+}
+
+/// What deleting one object of each kind sets off besides its dependents.
+fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut Effects) {
+    let key = &object.key;
+    match &object.spec {
+        Spec::Pod(_) => {
+            let replaced = object
+                .controller()
+                .and_then(|c| view.by_uid(&c.uid))
+                .is_some_and(|owner| !effects.is_deleted(&owner.key));
+            effects.stop(object, replaced, true, "deleted");
+        }
+        Spec::Namespace => {
+            for inside in view.in_namespace(&key.name) {
+                cascade(view, inside, Propagation::Background, format!("in deleted Namespace {}", key.name), effects);
+            }
+        }
+        Spec::CustomResourceDefinition { group, kind, .. } => {
+            for instance in view.of_kind(group, kind) {
+                let reason = format!("instance of deleted CustomResourceDefinition {}", key.name);
+                cascade(view, instance, Propagation::Background, reason, effects);
+            }
+        }
+        Spec::Node { .. } => {
+            for pod in view.pods_on_node(&key.name) {
+                let reason = format!("bound to deleted Node {}", key.name);
+                cascade(view, pod, Propagation::Background, reason, effects);
+            }
+        }
+        Spec::PersistentVolumeClaim { .. } => claim_deleted(view, object, effects),
+        Spec::PersistentVolume { reclaim_delete, claim } => {
+            if let Some((namespace, name)) = claim {
+                let reason = if *reclaim_delete {
+                    format!("bound PersistentVolume {} deleted (reclaimPolicy Delete)", key.name)
+                } else {
+                    format!("bound PersistentVolume {} deleted; its claim loses the volume", key.name)
+                };
+                effects.lose_volume(namespace, name, Some(&key.name), reason);
+            }
+        }
+        Spec::StatefulSet { replicas, claim_templates, retention, .. } if retention.delete_when_deleted => {
+            for template in claim_templates {
+                for ordinal in 0..(*replicas).max(0) {
+                    let claim = format!("{template}-{}-{ordinal}", key.name);
+                    if let Some(pvc) = view.get(&ObjectKey::new("", "PersistentVolumeClaim", &key.namespace, &claim)) {
+                        let reason = format!("persistentVolumeClaimRetentionPolicy whenDeleted: Delete of {key}");
+                        cascade(view, pvc, Propagation::Background, reason, effects);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A deleted claim loses its data when its volume reclaims with Delete (pvc-protection only
+/// delays that until the pods using it stop).
+pub(crate) fn claim_deleted(view: &dyn ClusterView, claim: &Object, effects: &mut Effects) {
+    let key = &claim.key;
+    let users: Vec<String> = view
+        .pods_using_claim(&key.namespace, &key.name)
+        .into_iter()
+        .filter(|p| !p.pod().is_some_and(|s| s.finished()))
+        .map(|p| p.key.name.to_string())
+        .collect();
+    if !users.is_empty() {
+        effects.note(format!(
+            "{key} is in use by {}: pvc-protection delays its deletion until they stop, it does not save the data",
+            users.join(", ")
+        ));
+    }
+    match view.volume_of_claim(&key.namespace, &key.name) {
+        Some(volume) => match &volume.spec {
+            Spec::PersistentVolume { reclaim_delete: true, .. } => {
+                effects.delete(volume, format!("released by deleted {key} (reclaimPolicy Delete)"));
+                let reason = format!("{key} deleted; its PersistentVolume {} reclaims with Delete", volume.key.name);
+                effects.lose_volume(&key.namespace, &key.name, Some(&volume.key.name), reason);
+            }
+            _ => effects.note(format!(
+                "the data of {key} is kept: PersistentVolume {} reclaims with Retain",
+                volume.key.name
+            )),
+        },
+        None => effects.note(format!("{key} has no bound PersistentVolume in the model: no data loss is counted")),
+    }
+}

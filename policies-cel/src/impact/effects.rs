@@ -1,0 +1,83 @@
+//! What the rules decide a request does (objects deleted, pods stopped, volumes lost), before
+//! [`consequences`](super::consequences) works out what that means for Services, PDBs,
+//! workloads and quorums.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::cluster::{Object, ObjectKey};
+use crate::impact::report::VolumeLoss;
+
+/// A pod the request stops.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stop {
+    pub pod: ObjectKey,
+    /// A controller will create a replacement (rollouts, evictions of managed pods).
+    pub replaced: bool,
+    /// Down at the change's worst moment (all of a deletion; `maxUnavailable` of a rollout).
+    pub at_worst: bool,
+    pub reason: String,
+}
+
+/// The direct effects of one request.
+#[derive(Debug, Default)]
+pub(crate) struct Effects {
+    pub deleted: Vec<(ObjectKey, String)>,
+    deleted_keys: HashSet<ObjectKey>,
+    pub stops: Vec<Stop>,
+    stop_index: HashMap<ObjectKey, usize>,
+    pub volumes: Vec<VolumeLoss>,
+    volume_keys: HashSet<(String, String)>,
+    pub notes: Vec<String>,
+    /// Ready pods a workload settles at when a rule knows better than "before minus stopped"
+    /// (a scale-down settles at the new replica count).
+    pub settles_at: HashMap<ObjectKey, usize>,
+}
+
+impl Effects {
+    /// Records that `object` disappears; false when it was already recorded.
+    pub fn delete(&mut self, object: &Object, reason: impl Into<String>) -> bool {
+        if !self.deleted_keys.insert(object.key.clone()) {
+            return false;
+        }
+        self.deleted.push((object.key.clone(), reason.into()));
+        true
+    }
+
+    /// True when `key` is already recorded as deleted.
+    pub fn is_deleted(&self, key: &ObjectKey) -> bool {
+        self.deleted_keys.contains(key)
+    }
+
+    /// Records that `pod` stops. A later record of the same pod keeps the harsher reading
+    /// (not replaced, down at the worst moment).
+    pub fn stop(&mut self, pod: &Object, replaced: bool, at_worst: bool, reason: impl Into<String>) {
+        if let Some(&index) = self.stop_index.get(&pod.key) {
+            let existing = &mut self.stops[index];
+            existing.replaced &= replaced;
+            existing.at_worst |= at_worst;
+            return;
+        }
+        self.stop_index.insert(pod.key.clone(), self.stops.len());
+        self.stops.push(Stop { pod: pod.key.clone(), replaced, at_worst, reason: reason.into() });
+    }
+
+    /// Records that the data of `namespace/claim` is lost.
+    pub fn lose_volume(&mut self, namespace: &str, claim: &str, volume: Option<&str>, reason: impl Into<String>) {
+        if self.volume_keys.insert((namespace.to_owned(), claim.to_owned())) {
+            self.volumes.push(VolumeLoss {
+                namespace: namespace.to_owned(),
+                claim: claim.to_owned(),
+                volume: volume.map(str::to_owned),
+                reason: reason.into(),
+            });
+        }
+    }
+
+    /// Adds a note about an assumption or gap.
+    pub fn note(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+}

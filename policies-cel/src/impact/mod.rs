@@ -1,0 +1,57 @@
+//! Impact estimation: what a request would do to the cluster, following Kubernetes' own
+//! semantics, read through a [`ClusterView`]. Rules turn the request into direct
+//! [`effects`] (objects deleted, pods stopped, volumes lost); [`consequences`] derives what that
+//! means for Services, PodDisruptionBudgets, workloads and quorums; [`report`] is the contract.
+//! Cost grows with what the request affects, never with the cluster's size.
+
+mod budgets;
+mod config;
+mod consequences;
+mod create;
+mod delete;
+mod effects;
+mod nodes;
+mod pods;
+mod services;
+mod workloads;
+pub mod report;
+mod subject;
+
+pub use report::{Impact, Summary};
+
+use crate::cel::Value;
+use crate::cel::value::from_json;
+use crate::cluster::ClusterView;
+use crate::eval::Request;
+use effects::Effects;
+use subject::Subject;
+
+/// Estimates what `request` would do to the cluster seen through `view`.
+pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
+    let subject = Subject::new(request, view);
+    let mut effects = Effects::default();
+    let kind = subject.key.kind.clone();
+    match (subject.operation, subject.sub_resource.as_str(), &*kind) {
+        ("DELETE", "", _) => delete::delete(view, &subject, &mut effects),
+        ("CREATE", "eviction", "Pod") => pods::evict(view, &subject, &mut effects),
+        ("UPDATE", "" | "scale", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+            workloads::estimate(view, &subject, &mut effects)
+        }
+        ("UPDATE", "", "Service") => services::estimate(view, &subject, &mut effects),
+        ("UPDATE", "", "Node") => nodes::estimate(view, &subject, &mut effects),
+        ("UPDATE", "", "ConfigMap" | "Secret") => config::estimate(view, &subject, &mut effects),
+        ("UPDATE" | "CREATE", "", "PodDisruptionBudget") => budgets::estimate(view, &subject, &mut effects),
+        ("CREATE", "", "ReplicaSet" | "Service" | "Deployment" | "StatefulSet") => {
+            create::estimate(view, &subject, &mut effects)
+        }
+        _ => effects.note(format!("the estimate does not model `{}` yet: no effect is counted", subject.describe())),
+    }
+    consequences::assemble(view, subject.describe(), effects)
+}
+
+impl Impact {
+    /// The estimate as the CEL `impact` variable.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).map_or(Value::Null, |json| from_json(&json))
+    }
+}

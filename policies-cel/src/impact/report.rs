@@ -1,0 +1,142 @@
+//! The `impact` contract: the summary figures of DESIGN.md (a public interface) and the lists
+//! that explain each figure, so a denial message can name the concrete harm.
+
+use serde::Serialize;
+
+/// The stable summary: what tests, users and tooling read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// API objects that would disappear.
+    pub deleted: usize,
+    /// Distinct pods, not already terminating and not finished, that would be stopped.
+    pub pods_disrupted: usize,
+    /// Distinct volumes whose data would be destroyed or scheduled for destruction.
+    pub data_loss: usize,
+    /// Services with a ready endpoint now and none after the change or at its worst moment.
+    pub services_without_endpoints: usize,
+    /// PodDisruptionBudgets whose healthy pods would fall below `desiredHealthy`.
+    pub pdb_violations: usize,
+    /// Workloads with a ready pod now and none after the change or at its worst moment.
+    pub workloads_down: usize,
+    /// StatefulSets of 3+ ready members left with fewer than a majority of them.
+    pub quorum_lost: usize,
+}
+
+/// An object named in an explanation.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    pub kind: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Target {
+    /// `Kind namespace/name`.
+    pub fn display(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {}", self.kind, self.name)
+        } else {
+            format!("{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// An object that would disappear, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deletion {
+    #[serde(flatten)]
+    pub object: Target,
+    pub reason: String,
+}
+
+/// A pod that would stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStop {
+    pub namespace: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// A controller creates a replacement (the pod comes back, elsewhere or later).
+    pub replaced: bool,
+    pub reason: String,
+}
+
+/// A volume whose data would be lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeLoss {
+    pub namespace: String,
+    pub claim: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
+    pub reason: String,
+}
+
+/// Ready pods of a workload now, once the change settles, and at its worst moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadEffect {
+    #[serde(flatten)]
+    pub workload: Target,
+    pub ready_before: usize,
+    pub ready_after: usize,
+    pub ready_worst: usize,
+}
+
+/// Ready endpoints of a Service now and at the change's worst moment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceEffect {
+    pub namespace: String,
+    pub name: String,
+    pub ready_before: usize,
+    pub ready_after: usize,
+}
+
+/// A PodDisruptionBudget's numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PdbEffect {
+    pub namespace: String,
+    pub name: String,
+    pub desired_healthy: usize,
+    pub current_healthy: usize,
+    pub healthy_after: usize,
+    pub violated: bool,
+}
+
+/// A StatefulSet's quorum.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuorumEffect {
+    pub namespace: String,
+    pub name: String,
+    pub ready_before: usize,
+    pub ready_after: usize,
+    pub majority: usize,
+    pub lost: bool,
+}
+
+/// The estimate of what a request would do to the cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Impact {
+    pub summary: Summary,
+    /// What the request is, as the estimate understood it (e.g. `delete StatefulSet mq/rabbit`).
+    pub action: String,
+    pub deleted: Vec<Deletion>,
+    pub pods: Vec<PodStop>,
+    pub volumes: Vec<VolumeLoss>,
+    pub workloads: Vec<WorkloadEffect>,
+    pub services: Vec<ServiceEffect>,
+    pub pdbs: Vec<PdbEffect>,
+    pub quorum: Vec<QuorumEffect>,
+    /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
+    /// has never seen, a request the estimate does not model).
+    pub notes: Vec<String>,
+}

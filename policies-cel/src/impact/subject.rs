@@ -1,0 +1,101 @@
+//! The request as the estimate reads it: operation, target object key, the objects as JSON and
+//! the delete options.
+
+use serde_json::Value as Json;
+
+use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::eval::Request;
+
+/// What the request is about.
+#[derive(Debug)]
+pub(crate) struct Subject {
+    pub operation: &'static str,
+    pub group: String,
+    pub version: String,
+    pub resource: String,
+    pub sub_resource: String,
+    /// The object the request acts on (the parent for a subresource).
+    pub key: ObjectKey,
+    pub object: Option<Json>,
+    pub old_object: Option<Json>,
+    pub options: Option<Json>,
+}
+
+/// The kind of a built-in resource, by its plural.
+fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
+    Some(match (group, resource) {
+        ("", "pods") => "Pod",
+        ("", "services") => "Service",
+        ("", "namespaces") => "Namespace",
+        ("", "nodes") => "Node",
+        ("", "persistentvolumeclaims") => "PersistentVolumeClaim",
+        ("", "persistentvolumes") => "PersistentVolume",
+        ("", "configmaps") => "ConfigMap",
+        ("", "secrets") => "Secret",
+        ("", "replicationcontrollers") => "ReplicationController",
+        ("", "serviceaccounts") => "ServiceAccount",
+        ("", "endpoints") => "Endpoints",
+        ("apps", "deployments") => "Deployment",
+        ("apps", "replicasets") => "ReplicaSet",
+        ("apps", "statefulsets") => "StatefulSet",
+        ("apps", "daemonsets") => "DaemonSet",
+        ("apps", "controllerrevisions") => "ControllerRevision",
+        ("batch", "jobs") => "Job",
+        ("batch", "cronjobs") => "CronJob",
+        ("policy", "poddisruptionbudgets") => "PodDisruptionBudget",
+        ("discovery.k8s.io", "endpointslices") => "EndpointSlice",
+        ("apiextensions.k8s.io", "customresourcedefinitions") => "CustomResourceDefinition",
+        _ => return None,
+    })
+}
+
+impl Subject {
+    pub fn new(request: &Request, view: &dyn ClusterView) -> Self {
+        let admission = &request.admission;
+        let resource = &admission.resource;
+        let sub_resource = admission.sub_resource.clone().unwrap_or_default();
+        let kind = builtin_kind(&resource.group, &resource.resource)
+            .map(str::to_owned)
+            .or_else(|| {
+                // A custom resource: its CRD knows the kind behind the plural.
+                view.of_kind("apiextensions.k8s.io", "CustomResourceDefinition").into_iter().find_map(|crd| {
+                    match &crd.spec {
+                        Spec::CustomResourceDefinition { group, kind, plural, .. }
+                            if **group == *resource.group && **plural == *resource.resource =>
+                        {
+                            Some(kind.to_string())
+                        }
+                        _ => None,
+                    }
+                })
+            })
+            .unwrap_or_else(|| if sub_resource.is_empty() { admission.kind.kind.clone() } else { resource.resource.clone() });
+        let json = |o: &Option<kube_core::DynamicObject>| o.as_ref().and_then(|o| serde_json::to_value(o).ok());
+        Self {
+            operation: request.operation(),
+            group: resource.group.clone(),
+            version: resource.version.clone(),
+            resource: resource.resource.clone(),
+            sub_resource,
+            key: ObjectKey::new(
+                &resource.group,
+                &kind,
+                admission.namespace.as_deref().unwrap_or_default(),
+                &admission.name,
+            ),
+            object: json(&admission.object),
+            old_object: json(&admission.old_object),
+            options: admission.options.as_ref().and_then(|o| serde_json::to_value(o).ok()),
+        }
+    }
+
+    /// `verb Kind namespace/name` for the estimate's `action`.
+    pub fn describe(&self) -> String {
+        let verb = match (self.operation, self.sub_resource.as_str()) {
+            ("CREATE", "eviction") => "evict".to_owned(),
+            (op, "") => op.to_ascii_lowercase(),
+            (op, sub) => format!("{} {sub} of", op.to_ascii_lowercase()),
+        };
+        format!("{verb} {}", self.key.display())
+    }
+}

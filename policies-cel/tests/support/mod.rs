@@ -1,0 +1,2 @@
+//! Shared builders for integration tests.
+pub mod cluster;

@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::cel::{Budget, EvalError, Program, Root, Value};
+use crate::cluster::ClusterView;
 
 /// The run-time values an expression can read.
 pub trait Activation {
@@ -14,6 +15,11 @@ pub trait Activation {
 
     /// The value of the composited variable at `index`, evaluated on first use.
     fn variable(&self, index: usize, budget: &Budget) -> Result<Value, EvalError>;
+
+    /// The cluster the `cluster` library looks into, when there is a model.
+    fn cluster(&self) -> Option<&dyn ClusterView> {
+        None
+    }
 }
 
 /// Composited variables: evaluated in the activation that reads them, at most once each.
@@ -62,6 +68,7 @@ pub struct Bindings<'a> {
     impact: Option<LazyRoot<'a>>,
     impact_value: OnceCell<Result<Value, EvalError>>,
     variables: LazyVariables,
+    cluster: Option<&'a dyn ClusterView>,
 }
 
 impl<'a> Bindings<'a> {
@@ -72,7 +79,14 @@ impl<'a> Bindings<'a> {
             impact: None,
             impact_value: OnceCell::new(),
             variables: LazyVariables::new(Vec::new()),
+            cluster: None,
         }
+    }
+
+    /// Lets the `cluster` library look into `view`.
+    pub fn with_cluster(mut self, view: &'a dyn ClusterView) -> Self {
+        self.cluster = Some(view);
+        self
     }
 
     /// Sets a root variable.
@@ -139,5 +153,9 @@ impl Activation for Bindings<'_> {
 
     fn variable(&self, index: usize, budget: &Budget) -> Result<Value, EvalError> {
         self.variables.get(index, self, budget)
+    }
+
+    fn cluster(&self) -> Option<&dyn ClusterView> {
+        self.cluster
     }
 }

@@ -114,6 +114,8 @@ pub(crate) enum Kind {
         target: Option<Box<Node>>,
         args: Vec<Node>,
     },
+    /// `cluster.get/list/count(...)`: needs the activation's cluster view.
+    ClusterCall { method: crate::cel::functions::cluster::Method, args: Vec<Node> },
     Bridge {
         call: Arc<BridgeCall>,
         target: Option<Box<Node>>,

@@ -270,6 +270,19 @@ impl Lowering<'_> {
             if let Some(kind) = self.special_method(target, name, args)? {
                 return Ok(kind);
             }
+            if let Expr::Ident(base) = &target.expr
+                && base == "cluster"
+                && self.local(base).is_none()
+            {
+                let method = functions::cluster::Method::resolve(name, args.len()).ok_or_else(|| {
+                    self.error_at(
+                        format!("found no matching overload for 'cluster.{name}' with {} arguments", args.len()),
+                        name,
+                    )
+                })?;
+                self.roots |= 1 << Root::Cluster.index();
+                return Ok(Kind::ClusterCall { method, args: self.args(args)? });
+            }
             // A namespaced function such as `sets.contains(a, b)` or `optional.of(x)`.
             if let Expr::Ident(prefix) = &target.expr
                 && self.local(prefix).is_none()

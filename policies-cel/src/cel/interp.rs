@@ -251,6 +251,14 @@ impl Frame<'_> {
                 functions::call(*builtin, target, args, self.budget)
             }
             Kind::Bridge { call, target, args } => self.bridge(call, target.as_deref(), args),
+            Kind::ClusterCall { method, args } => {
+                let args = self.eval_all(args)?;
+                let view = self
+                    .activation
+                    .cluster()
+                    .ok_or_else(|| EvalError::Unavailable("cluster (no cluster model for this request)".into()))?;
+                functions::cluster::call(view, *method, &args, self.budget)
+            }
             Kind::Comprehension(c) => {
                 let base = self.locals.len();
                 let result = self.comprehension(c);

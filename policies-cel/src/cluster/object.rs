@@ -41,6 +41,20 @@ impl std::fmt::Display for ObjectKey {
     }
 }
 
+/// The API group of a built-in kind (`""` for the core group), `None` for other kinds.
+pub fn builtin_group(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "Pod" | "Service" | "Namespace" | "Node" | "PersistentVolumeClaim" | "PersistentVolume" | "ConfigMap"
+        | "Secret" | "ReplicationController" | "ServiceAccount" | "Endpoints" => "",
+        "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "ControllerRevision" => "apps",
+        "Job" | "CronJob" => "batch",
+        "PodDisruptionBudget" => "policy",
+        "EndpointSlice" => "discovery.k8s.io",
+        "CustomResourceDefinition" => "apiextensions.k8s.io",
+        _ => return None,
+    })
+}
+
 /// An ownerReference.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnerRef {

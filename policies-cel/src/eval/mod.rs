@@ -47,6 +47,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                 .namespace(namespace)
                 .map_or(Value::Null, |ns| from_json(&ns))
         },
+        cluster: (cluster.object_count() > 0).then_some(cluster),
         authorizer: authorizer_for_request(
             set.options.authorizer,
             &admission.resource.group,
@@ -112,6 +113,8 @@ struct Context<'a> {
     namespace: &'a str,
     namespace_object: Value,
     authorizer: Value,
+    /// The model behind the `cluster` library (None when the view knows nothing).
+    cluster: Option<&'a dyn ClusterView>,
 }
 
 /// A policy judged through one binding (`None`: self-bound or the offline implicit binding).
@@ -167,6 +170,7 @@ fn judge(
             authorizer: context.authorizer.clone(),
             options: &context.set.options,
             impact,
+            cluster: context.cluster,
         };
         let Ok(result) = catch_unwind(AssertUnwindSafe(|| run(policy, input))) else {
             errors.push("internal error while evaluating the policy".to_owned());

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::cluster::ClusterView;
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
 
@@ -38,6 +39,8 @@ pub(crate) struct RunInput<'a> {
     pub options: &'a EvalOptions,
     /// Computes (once per request) the `impact` variable.
     pub impact: &'a dyn Fn() -> Result<Value, EvalError>,
+    /// The model behind the `cluster` library, when there is one.
+    pub cluster: Option<&'a dyn ClusterView>,
 }
 
 /// The result of a run: outcome plus audit annotations (key without the policy prefix).
@@ -55,7 +58,7 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
         impact_read.set(true);
         estimate()
     };
-    let bindings = Bindings::new()
+    let mut bindings = Bindings::new()
         .with(Root::Object, input.object.clone())
         .with(Root::OldObject, input.old_object.clone())
         .with(Root::Request, input.request.clone())
@@ -64,6 +67,9 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
         .with(Root::Authorizer, input.authorizer)
         .with_variables(variables)
         .with_impact(&impact);
+    if let Some(view) = input.cluster {
+        bindings = bindings.with_cluster(view);
+    }
     let mut budget = Budget::new(input.options.cost_limit);
     if let Some(limit) = input.options.time_limit {
         budget = budget.with_time_limit(limit);

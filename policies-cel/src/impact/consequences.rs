@@ -60,6 +60,25 @@ pub(crate) fn scaled(value: IntOrPercent, total: usize, round_up: bool) -> usize
     }
 }
 
+/// A PodDisruptionBudget's `desiredHealthy` over `expected` pods, rounded as the disruption
+/// controller rounds it (percentages up).
+pub(crate) fn desired_healthy(
+    min_available: Option<IntOrPercent>,
+    max_unavailable: Option<IntOrPercent>,
+    expected: usize,
+) -> usize {
+    match (min_available, max_unavailable) {
+        (Some(min), _) => scaled(min, expected, true),
+        (None, Some(max)) => expected.saturating_sub(scaled(max, expected, true)),
+        (None, None) => expected,
+    }
+}
+
+/// True when `key` names `namespace/name`.
+fn same(key: &ObjectKey, namespace: &str, name: &str) -> bool {
+    *key.namespace == *namespace && *key.name == *name
+}
+
 /// Works out the consequences of `effects` and assembles the estimate.
 pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects) -> Impact {
     let mut impact = Impact { action, notes: effects.notes.clone(), ..Impact::default() };
@@ -109,7 +128,13 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
         }
     }
 
-    for service in services.values().filter(|s| !effects.is_deleted(&s.key)) {
+    // A rule's own numbers for a Service or PDB replace the derived ones.
+    let service_overridden =
+        |key: &ObjectKey| effects.service_overrides.iter().any(|s| same(key, &s.namespace, &s.name));
+    let pdb_overridden =
+        |key: &ObjectKey| effects.pdb_overrides.iter().any(|p| same(key, &p.namespace, &p.name));
+
+    for service in services.values().filter(|s| !effects.is_deleted(&s.key) && !service_overridden(&s.key)) {
         let (before, after) = service_endpoints(view, service, &down_at_worst);
         impact.services.push(ServiceEffect {
             namespace: service.key.namespace.to_string(),
@@ -119,7 +144,9 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
         });
     }
 
-    for pdb in pdbs.values().filter(|p| !effects.is_deleted(&p.key)) {
+    impact.services.extend(effects.service_overrides.iter().cloned());
+
+    for pdb in pdbs.values().filter(|p| !effects.is_deleted(&p.key) && !pdb_overridden(&p.key)) {
         let Spec::PodDisruptionBudget { selector, min_available, max_unavailable } = &pdb.spec else { continue };
         let selected: Vec<&Object> = view
             .pods_matching(&pdb.key.namespace, selector)
@@ -127,11 +154,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
             .filter(|p| p.pod().is_some_and(|s| !s.finished()))
             .collect();
         let expected = selected.len();
-        let desired = match (min_available, max_unavailable) {
-            (Some(min), _) => scaled(*min, expected, true),
-            (None, Some(max)) => expected.saturating_sub(scaled(*max, expected, true)),
-            (None, None) => expected,
-        };
+        let desired = desired_healthy(*min_available, *max_unavailable, expected);
         let current = selected.iter().filter(|p| healthy(p)).count();
         let removed = selected.iter().filter(|p| healthy(p) && down_at_worst.contains(&p.key)).count();
         let after = current - removed;
@@ -144,6 +167,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
             violated: removed > 0 && after < desired,
         });
     }
+
+    impact.pdbs.extend(effects.pdb_overrides.iter().cloned());
 
     for workload in workloads.values() {
         let pods = pods_of(view, workload);
@@ -175,6 +200,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
     }
 
     impact.volumes = effects.volumes;
+    impact.broken_references = effects.broken_references;
     impact.summary = Summary {
         deleted: impact.deleted.len(),
         pods_disrupted: impact.pods.len(),
@@ -183,13 +209,18 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
         pdb_violations: impact.pdbs.iter().filter(|p| p.violated).count(),
         workloads_down: impact.workloads.iter().filter(|w| w.ready_before > 0 && w.ready_worst == 0).count(),
         quorum_lost: impact.quorum.iter().filter(|q| q.lost).count(),
+        broken_references: impact.broken_references.len(),
     };
     impact
 }
 
 /// Ready endpoints of `service` now and with `down` pods gone: from its EndpointSlices when
 /// there are any, otherwise from the ready pods its selector matches.
-fn service_endpoints(view: &dyn ClusterView, service: &Object, down: &HashSet<&ObjectKey>) -> (usize, usize) {
+pub(crate) fn service_endpoints(
+    view: &dyn ClusterView,
+    service: &Object,
+    down: &HashSet<&ObjectKey>,
+) -> (usize, usize) {
     let namespace = &service.key.namespace;
     let slices = view.endpoint_slices(namespace, &service.key.name);
     if !slices.is_empty() {

@@ -108,15 +108,13 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
             }
         }
         Spec::PersistentVolumeClaim { .. } => claim_deleted(view, object, effects),
-        Spec::PersistentVolume { reclaim_delete, claim } => {
-            if let Some((namespace, name)) = claim {
-                let reason = if *reclaim_delete {
-                    format!("bound PersistentVolume {} deleted (reclaimPolicy Delete)", key.name)
-                } else {
-                    format!("bound PersistentVolume {} deleted; its claim loses the volume", key.name)
-                };
-                effects.lose_volume(namespace, name, Some(&key.name), reason);
-            }
+        Spec::PersistentVolume { reclaim_delete, claim: Some((namespace, name)) } => {
+            let reason = if *reclaim_delete {
+                format!("bound PersistentVolume {} deleted (reclaimPolicy Delete)", key.name)
+            } else {
+                format!("bound PersistentVolume {} deleted; its claim loses the volume", key.name)
+            };
+            effects.lose_volume(namespace, name, Some(&key.name), reason);
         }
         Spec::StatefulSet { replicas, claim_templates, retention, .. } if retention.delete_when_deleted => {
             for template in claim_templates {

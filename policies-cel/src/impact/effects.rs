@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::cluster::{Object, ObjectKey};
-use crate::impact::report::VolumeLoss;
+use crate::impact::report::{BrokenReference, PdbEffect, ServiceEffect, VolumeLoss};
 
 /// A pod the request stops.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +31,15 @@ pub(crate) struct Effects {
     /// Ready pods a workload settles at when a rule knows better than "before minus stopped"
     /// (a scale-down settles at the new replica count).
     pub settles_at: HashMap<ObjectKey, usize>,
+    /// Service numbers a rule works out itself, when the Service itself changes (a new selector
+    /// moves it to other pods, which stopped pods cannot express). Reported instead of the
+    /// numbers derived from stopped pods, and counted the same way.
+    pub service_overrides: Vec<ServiceEffect>,
+    /// PodDisruptionBudget numbers a rule works out itself, when the budget itself is created or
+    /// changed (violated from the start). Reported instead of derived ones, counted the same way.
+    pub pdb_overrides: Vec<PdbEffect>,
+    /// Running pods' references to ConfigMap/Secret keys the request removes.
+    pub broken_references: Vec<BrokenReference>,
 }
 
 impl Effects {

@@ -21,6 +21,9 @@ pub struct Summary {
     pub workloads_down: usize,
     /// StatefulSets of 3+ ready members left with fewer than a majority of them.
     pub quorum_lost: usize,
+    /// References of running pods to ConfigMap/Secret keys the request removes (one per pod and
+    /// key, see [`BrokenReference`]): nothing stops now, the pods fail on their next start.
+    pub broken_references: usize,
 }
 
 /// An object named in an explanation.
@@ -122,6 +125,23 @@ pub struct QuorumEffect {
     pub lost: bool,
 }
 
+/// A running pod's required reference to a ConfigMap or Secret key the request removes (env
+/// `valueFrom` or a volume's `items`). The pod keeps running; its container fails with
+/// `CreateContainerConfigError` on its next restart, or its volume fails to mount when the pod
+/// is recreated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrokenReference {
+    pub namespace: String,
+    pub pod: String,
+    /// `ConfigMap` or `Secret`.
+    pub kind: String,
+    /// The ConfigMap or Secret (in the pod's namespace).
+    pub name: String,
+    /// The removed key (never a value).
+    pub key: String,
+}
+
 /// The estimate of what a request would do to the cluster.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -136,6 +156,7 @@ pub struct Impact {
     pub services: Vec<ServiceEffect>,
     pub pdbs: Vec<PdbEffect>,
     pub quorum: Vec<QuorumEffect>,
+    pub broken_references: Vec<BrokenReference>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

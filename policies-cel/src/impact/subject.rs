@@ -12,7 +12,6 @@ pub(crate) struct Subject {
     pub operation: &'static str,
     pub group: String,
     pub version: String,
-    pub resource: String,
     pub sub_resource: String,
     /// The object the request acts on (the parent for a subresource).
     pub key: ObjectKey,
@@ -75,7 +74,6 @@ impl Subject {
             operation: request.operation(),
             group: resource.group.clone(),
             version: resource.version.clone(),
-            resource: resource.resource.clone(),
             sub_resource,
             key: ObjectKey::new(
                 &resource.group,

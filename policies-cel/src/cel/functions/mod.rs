@@ -6,6 +6,7 @@
 
 pub mod authorizer;
 pub mod bridge;
+pub mod cluster;
 pub mod format;
 pub(crate) mod lists;
 pub(crate) mod native;

@@ -1,0 +1,95 @@
+//! A slim object as JSON, the shape `cluster.get()`/`cluster.list()` return to CEL: Kubernetes'
+//! own field names, limited to what the model keeps.
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::cluster::object::{IntOrPercent, Labels, Object, Selector, Spec};
+
+fn labels(labels: &Labels) -> Json {
+    Json::Object(labels.iter().map(|(k, v)| (k.to_string(), json!(&**v))).collect())
+}
+
+fn selector(selector: &Selector) -> Json {
+    json!({"matchLabels": labels(&selector.match_labels)})
+}
+
+fn int_or_percent(value: &IntOrPercent) -> Json {
+    match value {
+        IntOrPercent::Int(n) => json!(n),
+        IntOrPercent::Percent(p) => json!(format!("{p}%")),
+    }
+}
+
+/// `object` as a Kubernetes-shaped JSON document.
+pub fn to_json(object: &Object) -> Json {
+    let key = &object.key;
+    let owners: Vec<Json> = object
+        .owners
+        .iter()
+        .map(|o| json!({"apiVersion": &*o.api_version, "kind": &*o.kind, "name": &*o.name, "uid": &*o.uid, "controller": o.controller}))
+        .collect();
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(&*key.name));
+    if !key.namespace.is_empty() {
+        metadata.insert("namespace".into(), json!(&*key.namespace));
+    }
+    if let Some(uid) = &object.uid {
+        metadata.insert("uid".into(), json!(&**uid));
+    }
+    metadata.insert("labels".into(), labels(&object.labels));
+    metadata.insert("annotations".into(), labels(&object.annotations));
+    metadata.insert("ownerReferences".into(), Json::Array(owners));
+    if object.terminating {
+        metadata.insert("deletionTimestamp".into(), json!("terminating"));
+    }
+    let mut document = json!({"apiVersion": &*object.api_version, "kind": &*key.kind, "metadata": metadata});
+    let (spec, status) = match &object.spec {
+        Spec::Pod(pod) => (
+            json!({"nodeName": pod.node.as_deref()}),
+            json!({"phase": &*pod.phase, "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
+        ),
+        Spec::Deployment { replicas, selector: s, paused, .. } => {
+            (json!({"replicas": replicas, "selector": selector(s), "paused": paused}), Json::Null)
+        }
+        Spec::ReplicaSet { replicas, selector: s } | Spec::StatefulSet { replicas, selector: s, .. } => {
+            (json!({"replicas": replicas, "selector": selector(s)}), Json::Null)
+        }
+        Spec::DaemonSet { selector: s, .. } => (json!({"selector": selector(s)}), Json::Null),
+        Spec::Service { selector: s } => (json!({"selector": s.as_ref().map(labels)}), Json::Null),
+        Spec::PodDisruptionBudget { selector: s, min_available, max_unavailable } => (
+            json!({
+                "selector": selector(s),
+                "minAvailable": min_available.as_ref().map(int_or_percent),
+                "maxUnavailable": max_unavailable.as_ref().map(int_or_percent),
+            }),
+            Json::Null,
+        ),
+        Spec::PersistentVolumeClaim { volume } => (json!({"volumeName": volume.as_deref()}), Json::Null),
+        Spec::PersistentVolume { reclaim_delete, claim } => (
+            json!({
+                "persistentVolumeReclaimPolicy": if *reclaim_delete { "Delete" } else { "Retain" },
+                "claimRef": claim.as_ref().map(|(ns, name)| json!({"namespace": &**ns, "name": &**name})),
+            }),
+            Json::Null,
+        ),
+        Spec::Node { unschedulable, taints } => (
+            json!({
+                "unschedulable": unschedulable,
+                "taints": taints.iter().map(|t| json!({"key": &*t.key, "value": t.value.as_deref(), "effect": &*t.effect})).collect::<Vec<_>>(),
+            }),
+            Json::Null,
+        ),
+        Spec::ConfigMap { keys } | Spec::Secret { keys } => {
+            document["keys"] = json!(keys.iter().map(|k| &**k).collect::<Vec<_>>());
+            (Json::Null, Json::Null)
+        }
+        _ => (Json::Null, Json::Null),
+    };
+    if !spec.is_null() {
+        document["spec"] = spec;
+    }
+    if !status.is_null() {
+        document["status"] = status;
+    }
+    document
+}

@@ -1,0 +1,227 @@
+//! UPDATE (and PATCH) of Deployments, ReplicaSets, StatefulSets and DaemonSets, directly or
+//! through the `scale` subresource, as their controllers carry it out: a lower replica count
+//! removes pods ([`scale`]), a new pod template replaces them ([`rollout`]), both in one request
+//! combine (the removed pods are gone, the remaining ones are rolled).
+//!
+//! The current workload and its pods come from the model; the new state from the request's
+//! `object` (projected with Kubernetes' defaults), or, for `scale`, the model's workload with the
+//! Scale's `spec.replicas`. Template changes are seen by comparing `spec.template` of `oldObject`
+//! and `object`, since the slim model keeps no templates.
+
+mod rollout;
+mod scale;
+
+use std::mem::discriminant;
+
+use serde_json::Value as Json;
+
+use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project};
+use crate::impact::consequences::{healthy, pods_of};
+use crate::impact::effects::Effects;
+use crate::impact::subject::Subject;
+
+/// What a request changes about one workload.
+#[derive(Debug)]
+struct Change<'a> {
+    /// The workload as the model holds it now.
+    current: &'a Object,
+    /// The workload's spec once the request is applied.
+    desired: Spec,
+    /// Replicas now and requested (for a DaemonSet: the pods it runs, both times).
+    from: i64,
+    to: i64,
+    template_changed: bool,
+    /// A DaemonSet's `updateStrategy.type` is `OnDelete`.
+    on_delete: bool,
+    /// A StatefulSet's first ordinal (`spec.ordinals.start`, 0 by default).
+    ordinal_start: i64,
+}
+
+/// Estimates an UPDATE of a workload or of its `scale` subresource.
+pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let Some(current) = view.get(&subject.key) else {
+        effects.note(format!(
+            "{} is not in the cluster model: no effect is counted",
+            subject.key
+        ));
+        return;
+    };
+    let pods = active_pods(view, current);
+    let Some(change) = read_change(subject, current, pods.len(), effects) else {
+        return;
+    };
+    note_owned_replica_set(view, current, effects);
+    let survivors = if change.to < change.from {
+        scale::scale_down(view, &change, pods, effects)
+    } else {
+        if change.to > change.from {
+            effects.note(format!(
+                "{} scales up (replicas {} → {}): new pods start, none is disrupted",
+                current.key, change.from, change.to
+            ));
+        }
+        pods
+    };
+    if change.template_changed {
+        rollout::roll(&change, &survivors, effects);
+    } else if change.to == change.from {
+        note_unchanged(&change, effects);
+    }
+    let ready = survivors.iter().filter(|p| healthy(p)).count();
+    effects.settles_at.insert(current.key.clone(), ready);
+}
+
+/// The workload's pods that count: not terminating, not finished; sorted by name.
+fn active_pods<'a>(view: &'a dyn ClusterView, workload: &Object) -> Vec<&'a Object> {
+    let mut pods: Vec<&Object> = pods_of(view, workload)
+        .into_iter()
+        .filter(|p| !p.terminating && p.pod().is_some_and(|s| !s.finished()))
+        .collect();
+    pods.sort_by(|a, b| a.key.name.cmp(&b.key.name));
+    pods
+}
+
+/// Reads the change the request makes; `None` (with a note) when it cannot be read.
+fn read_change<'a>(
+    subject: &Subject,
+    current: &'a Object,
+    pod_count: usize,
+    effects: &mut Effects,
+) -> Option<Change<'a>> {
+    let scaling = subject.sub_resource == "scale";
+    let desired = if scaling {
+        scaled_spec(subject, current, effects)?
+    } else {
+        new_spec(subject, current, effects)?
+    };
+    let daemon_pods = i64::try_from(pod_count).unwrap_or(i64::MAX);
+    let from = replicas(&current.spec).unwrap_or(daemon_pods);
+    let to = replicas(&desired).unwrap_or(daemon_pods);
+    let template_changed = !scaling && template_changed(subject, effects);
+    let new_json = if scaling { None } else { subject.object.as_ref() };
+    let on_delete = new_json
+        .and_then(|o| o.pointer("/spec/updateStrategy/type"))
+        .and_then(Json::as_str)
+        == Some("OnDelete");
+    let ordinal_start = [new_json, subject.old_object.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|o| o.pointer("/spec/ordinals/start").and_then(Json::as_i64))
+        .unwrap_or(0);
+    Some(Change {
+        current,
+        desired,
+        from,
+        to,
+        template_changed,
+        on_delete,
+        ordinal_start,
+    })
+}
+
+/// The spec after a `scale` request: the model's, with the Scale's `spec.replicas` (absent: 0).
+fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
+    let to = subject
+        .object
+        .as_ref()
+        .and_then(|o| o.pointer("/spec/replicas"))
+        .and_then(Json::as_i64)
+        .unwrap_or(0);
+    let mut spec = current.spec.clone();
+    match &mut spec {
+        Spec::Deployment { replicas, .. }
+        | Spec::ReplicaSet { replicas, .. }
+        | Spec::StatefulSet { replicas, .. } => {
+            *replicas = to;
+            Some(spec)
+        }
+        _ => {
+            effects.note(format!(
+                "{} has no replica count to scale: no effect is counted",
+                current.key
+            ));
+            None
+        }
+    }
+}
+
+/// The spec after an UPDATE: the request's `object` with Kubernetes' defaults.
+fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
+    let Some(json) = &subject.object else {
+        effects.note(format!(
+            "the request carries no new {}: no effect is counted",
+            current.key
+        ));
+        return None;
+    };
+    let projected = match project(json, &mut ClusterModel::new()) {
+        Ok(object) => object,
+        Err(error) => {
+            effects.note(format!(
+                "the new {} cannot be read ({error}): no effect is counted",
+                current.key
+            ));
+            return None;
+        }
+    };
+    if discriminant(&projected.spec) != discriminant(&current.spec) {
+        effects.note(format!(
+            "the new {} is not the kind of workload the model holds: no effect is counted",
+            current.key
+        ));
+        return None;
+    }
+    Some(projected.spec)
+}
+
+/// True when `spec.template` differs between `oldObject` and `object`.
+fn template_changed(subject: &Subject, effects: &mut Effects) -> bool {
+    let template = |o: &Option<Json>| o.as_ref().and_then(|o| o.pointer("/spec/template")).cloned();
+    match (template(&subject.old_object), template(&subject.object)) {
+        (Some(old), Some(new)) => old != new,
+        (None, Some(_)) => {
+            effects.note("the request has no oldObject: a pod template change cannot be seen");
+            false
+        }
+        _ => false,
+    }
+}
+
+/// The replica count of a workload spec (`None` for a DaemonSet).
+fn replicas(spec: &Spec) -> Option<i64> {
+    match spec {
+        Spec::Deployment { replicas, .. }
+        | Spec::ReplicaSet { replicas, .. }
+        | Spec::StatefulSet { replicas, .. } => Some((*replicas).max(0)),
+        _ => None,
+    }
+}
+
+/// A ReplicaSet managed by a Deployment: the Deployment controller restores its replica count.
+fn note_owned_replica_set(view: &dyn ClusterView, current: &Object, effects: &mut Effects) {
+    if &*current.key.kind != "ReplicaSet" {
+        return;
+    }
+    if let Some(deployment) = current.controller().and_then(|c| view.by_uid(&c.uid)) {
+        effects.note(format!(
+            "{} is managed by {}: the Deployment controller sets its replicas back; pods removed meanwhile still stop",
+            current.key, deployment.key
+        ));
+    }
+}
+
+/// Neither the replica count nor the pod template changes.
+fn note_unchanged(change: &Change, effects: &mut Effects) {
+    let key = &change.current.key;
+    if let (Spec::Deployment { paused: true, .. }, Spec::Deployment { paused: false, .. }) =
+        (&change.current.spec, &change.desired)
+    {
+        effects.note(format!(
+            "{key} is resumed: a pod template changed while it was paused rolls out now, which the model cannot see"
+        ));
+        return;
+    }
+    effects.note(format!(
+        "{key}: neither the replica count nor the pod template changes: no pod is disrupted"
+    ));
+}

@@ -1,0 +1,158 @@
+//! A new pod template rolls out: every pod is replaced (`replaced = true`), and the strategy's
+//! arithmetic decides how many ready pods are down together at the worst moment.
+//!
+//! - Deployment RollingUpdate: Kubernetes' `ResolveFenceposts` (maxSurge rounds up, maxUnavailable
+//!   rounds down, both 0 → maxUnavailable 1); the controller keeps `replicas - maxUnavailable`
+//!   pods available, so at worst the ready pods above that floor are down. Recreate: all at once.
+//!   Paused: nothing until resumed.
+//! - StatefulSet RollingUpdate: ordinals at or above `partition`, highest first, `maxUnavailable`
+//!   (of replicas, rounded down, at least 1) at a time. OnDelete: nothing until pods are deleted.
+//! - DaemonSet RollingUpdate: `maxUnavailable` and `maxSurge` of the scheduled pods, rounded up;
+//!   a surge keeps every old pod until its replacement is ready. OnDelete: nothing.
+//! - ReplicaSet: a new template only applies to pods created later.
+//!
+//! Pods that are not ready are replaced first and count as down; ready pods are taken in a
+//! deterministic order (by name, StatefulSets by descending ordinal).
+
+use crate::cluster::Object;
+use crate::cluster::object::{DeploymentStrategy, IntOrPercent, Spec, StatefulSetStrategy};
+use crate::impact::consequences::{healthy, scaled};
+use crate::impact::effects::Effects;
+use crate::impact::workloads::Change;
+use crate::impact::workloads::scale::ordinal;
+
+/// Rolls the new template out over `pods` (the pods that remain after any scale-down).
+pub(super) fn roll(change: &Change, pods: &[&Object], effects: &mut Effects) {
+    let key = &change.current.key;
+    let desired = usize::try_from(change.to).unwrap_or(0);
+    match &change.desired {
+        Spec::Deployment { paused: true, .. } => effects.note(format!(
+            "{key} is paused: its new pod template rolls out only once it is resumed"
+        )),
+        Spec::Deployment { strategy: DeploymentStrategy::Recreate, .. } => {
+            let reason = "rollout of a new pod template (Recreate: every old pod stops before new ones start)";
+            replace(pods, pods.len(), reason, effects);
+        }
+        Spec::Deployment { strategy: DeploymentStrategy::RollingUpdate { max_unavailable, max_surge }, .. } => {
+            let (unavailable, surge) = fenceposts(*max_surge, *max_unavailable, desired);
+            let floor = desired.saturating_sub(unavailable);
+            let down = ready_count(pods).saturating_sub(floor);
+            let reason = format!(
+                "rollout of a new pod template (RollingUpdate: maxUnavailable {unavailable}, maxSurge {surge} of {desired})"
+            );
+            replace(pods, down, &reason, effects);
+        }
+        Spec::ReplicaSet { .. } => effects.note(format!(
+            "{key}: a ReplicaSet does not replace its pods when its template changes; only pods created later use it"
+        )),
+        Spec::StatefulSet { strategy: StatefulSetStrategy::OnDelete, .. } => effects.note(format!(
+            "{key} (updateStrategy OnDelete): pods take the new template only when they are deleted"
+        )),
+        Spec::StatefulSet { strategy: StatefulSetStrategy::RollingUpdate { partition, max_unavailable }, .. } => {
+            roll_stateful(change, pods, *partition, *max_unavailable, effects);
+        }
+        Spec::DaemonSet { .. } if change.on_delete => effects.note(format!(
+            "{key} (updateStrategy OnDelete): pods take the new template only when they are deleted"
+        )),
+        Spec::DaemonSet { max_unavailable, max_surge, .. } => roll_daemons(change, pods, *max_unavailable, *max_surge, effects),
+        _ => {}
+    }
+}
+
+/// Kubernetes' `ResolveFenceposts`: (maxUnavailable, maxSurge) as pod counts of `desired`.
+fn fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent, desired: usize) -> (usize, usize) {
+    let surge = scaled(max_surge, desired, true);
+    let unavailable = scaled(max_unavailable, desired, false);
+    if surge == 0 && unavailable == 0 {
+        (1, 0)
+    } else {
+        (unavailable, surge)
+    }
+}
+
+/// Ordinals at or above the partition are replaced, highest first, `maxUnavailable` at a time.
+fn roll_stateful(
+    change: &Change,
+    pods: &[&Object],
+    partition: i64,
+    max_unavailable: IntOrPercent,
+    effects: &mut Effects,
+) {
+    let set = &change.current.key;
+    let replicas = usize::try_from(change.to).unwrap_or(0);
+    let at_once = scaled(max_unavailable, replicas, false).max(1);
+    let first = change.ordinal_start.saturating_add(partition.max(0));
+    let mut updated: Vec<&Object> = pods
+        .iter()
+        .copied()
+        .filter(|p| ordinal(set, p).is_some_and(|n| n >= first))
+        .collect();
+    updated.sort_by_key(|p| std::cmp::Reverse(ordinal(set, p)));
+    if partition > 0 {
+        effects.note(format!(
+            "{set}: partition {partition} keeps ordinals below {first} on the old template"
+        ));
+    }
+    let down = at_once.min(ready_count(&updated));
+    let reason = format!(
+        "rollout of a new pod template (RollingUpdate: partition {partition}, {at_once} at a time, highest ordinal first)"
+    );
+    replace(&updated, down, &reason, effects);
+}
+
+/// A DaemonSet replaces its pods node by node: `maxUnavailable` at a time, or with a surge.
+fn roll_daemons(
+    change: &Change,
+    pods: &[&Object],
+    max_unavailable: IntOrPercent,
+    max_surge: IntOrPercent,
+    effects: &mut Effects,
+) {
+    let scheduled = pods.len();
+    let surge = scaled(max_surge, scheduled, true);
+    let unavailable = scaled(max_unavailable, scheduled, true);
+    if surge == 0 && unavailable == 0 {
+        effects.note(format!(
+            "{}: maxUnavailable and maxSurge are both 0, the rollout does not progress",
+            change.current.key
+        ));
+        return;
+    }
+    let ready = ready_count(pods);
+    // Pods already unavailable use up the budget first (the controller counts them).
+    let down = if surge > 0 {
+        0
+    } else {
+        unavailable.saturating_sub(scheduled - ready).min(ready)
+    };
+    let reason = if surge > 0 {
+        format!(
+            "rollout of a new pod template (RollingUpdate: maxSurge {surge} of {scheduled} scheduled, old pods stay until replaced)"
+        )
+    } else {
+        format!(
+            "rollout of a new pod template (RollingUpdate: maxUnavailable {unavailable} of {scheduled} scheduled)"
+        )
+    };
+    replace(pods, down, &reason, effects);
+}
+
+/// Ready pods among `pods`.
+fn ready_count(pods: &[&Object]) -> usize {
+    pods.iter().filter(|p| healthy(p)).count()
+}
+
+/// Replaces every pod of `pods`: those not ready are down anyway, and the first `down` ready
+/// ones (in the given order) are down together at the worst moment.
+fn replace(pods: &[&Object], down: usize, reason: &str, effects: &mut Effects) {
+    let mut taken = 0;
+    for pod in pods {
+        let at_worst = if healthy(pod) {
+            taken += 1;
+            taken <= down
+        } else {
+            true
+        };
+        effects.stop(pod, true, at_worst, reason);
+    }
+}

@@ -331,10 +331,27 @@ fn builtin_can_be_combined_with_own_policies() {
 }
 
 #[test]
-fn cluster_snapshots_are_refused_clearly() {
-    let out = check(&["-f", SCALE_DOWN, "--cluster", "testdata/snapshots/prod"]);
+fn cluster_snapshots_are_loaded() {
+    let out = check(&["-f", SCALE_DOWN, "--cluster", "testdata/clusters/database"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    assert!(stdout(&out).starts_with(
+        "DENIED  UPDATE statefulsets.apps databases/pg-main by system:serviceaccount:databases:pg-operator\n"
+    ));
+}
+
+#[test]
+fn a_broken_cluster_snapshot_exits_2_naming_file_line_and_field() {
+    let out = check(&[
+        "-f",
+        SCALE_DOWN,
+        "--cluster",
+        "testdata/clusters/bad/replicas-three.yaml",
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--cluster testdata/snapshots/prod: cluster snapshots are not supported yet")
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "error: cannot load the --cluster snapshots: testdata/clusters/bad/replicas-three.yaml:9 (document 1): \
+         items[0].spec.replicas: expected an integer, found \"three\" (in StatefulSet databases/pg-main)"
     );
 }

@@ -227,11 +227,28 @@ fn only_one_input_may_come_from_stdin() {
 }
 
 #[test]
-fn cluster_snapshots_are_refused_clearly() {
-    let out = eval("1", &["--cluster", "testdata/snapshots/prod"]);
+fn cluster_snapshots_are_loaded() {
+    let out = eval(
+        "1",
+        &[
+            "--cluster",
+            "testdata/clusters/database",
+            "--cluster",
+            "testdata/clusters/web",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!((stdout(&out).as_str(), stderr(&out).as_str()), ("1\n", ""));
+}
+
+#[test]
+fn a_broken_cluster_snapshot_exits_2_naming_file_and_line() {
+    let out = eval("1", &["--cluster", "testdata/clusters/bad/syntax.yaml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("cluster snapshots are not supported yet"),
+        stderr(&out).starts_with(
+            "error: cannot load the --cluster snapshots: testdata/clusters/bad/syntax.yaml:13 (document 2): YAML syntax error at column 8:"
+        ),
         "{}",
         stderr(&out)
     );

@@ -3,7 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{check::CheckArgs, eval::EvalArgs, test::TestArgs, version::VersionArgs};
+use crate::commands::{
+    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, test::TestArgs, version::VersionArgs,
+};
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
 #[derive(Debug, Parser)]
@@ -52,6 +54,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Evaluate one CEL expression against objects, as a policy would
     Eval(EvalArgs),
+    /// Estimate what an AdmissionReview would do to the cluster
+    Impact(ImpactArgs),
     /// Run policy unit-test suites (kind: SutureTest)
     Test(TestArgs),
     /// Print the version

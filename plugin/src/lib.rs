@@ -27,6 +27,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
     match &cli.command {
         Command::Check(args) => commands::check::run(args, style),
         Command::Eval(args) => commands::eval::run(args, cli.no_color),
+        Command::Impact(args) => commands::impact::run(args, style),
         Command::Test(args) => commands::test::run(args, style),
         Command::Version(args) => Ok(commands::version::run(args)),
     }

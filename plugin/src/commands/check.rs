@@ -86,7 +86,10 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
         Request::from_review(review).map_err(|e| Failure::usage(anyhow::anyhow!("{}: {e}", source.name)))?;
     let cluster = cluster::load(&args.cluster)?;
     let set = policies::load(&args.policies, &args.params)?;
-    let decision = evaluate(&set, &request, cluster.as_ref());
+    let mut decision = evaluate(&set, &request, cluster.as_ref());
+    if decision.impact.is_none() && cluster.object_count() > 0 {
+        decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));
+    }
     let text = match args.output {
         CheckOutput::Text => report::text(&decision, &request, args.verbose, style),
         CheckOutput::Json => report::json(&decision).or_exit(Exit::Failure)?,

@@ -2,5 +2,6 @@
 
 pub mod check;
 pub mod eval;
+pub mod impact;
 pub mod test;
 pub mod version;

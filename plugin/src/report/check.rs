@@ -18,8 +18,8 @@ pub struct CheckDocument<'a> {
     pub denials: &'a [Denial],
     pub warnings: &'a [String],
     pub audit_annotations: &'a BTreeMap<String, String>,
-    /// The impact estimate; null until the cluster model lands.
-    pub impact: Option<serde_json::Value>,
+    /// The impact estimate (with its `summary`), when a cluster was given or a policy read it.
+    pub impact: Option<&'a policies_cel::impact::Impact>,
     /// What kube-apiserver would answer when denied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
@@ -41,7 +41,7 @@ pub fn document(decision: &Decision) -> CheckDocument<'_> {
         denials: &decision.denials,
         warnings: &decision.warnings,
         audit_annotations: &decision.audit_annotations,
-        impact: None,
+        impact: decision.impact.as_ref(),
         status: decision.status_message().map(|message| Status {
             code: decision.status_code(),
             message,

@@ -115,7 +115,10 @@ pub(crate) enum Kind {
         args: Vec<Node>,
     },
     /// `cluster.get/list/count(...)`: needs the activation's cluster view.
-    ClusterCall { method: crate::cel::functions::cluster::Method, args: Vec<Node> },
+    ClusterCall {
+        method: crate::cel::functions::cluster::Method,
+        args: Vec<Node>,
+    },
     Bridge {
         call: Arc<BridgeCall>,
         target: Option<Box<Node>>,

@@ -276,12 +276,18 @@ impl Lowering<'_> {
             {
                 let method = functions::cluster::Method::resolve(name, args.len()).ok_or_else(|| {
                     self.error_at(
-                        format!("found no matching overload for 'cluster.{name}' with {} arguments", args.len()),
+                        format!(
+                            "found no matching overload for 'cluster.{name}' with {} arguments",
+                            args.len()
+                        ),
                         name,
                     )
                 })?;
                 self.roots |= 1 << Root::Cluster.index();
-                return Ok(Kind::ClusterCall { method, args: self.args(args)? });
+                return Ok(Kind::ClusterCall {
+                    method,
+                    args: self.args(args)?,
+                });
             }
             // A namespaced function such as `sets.contains(a, b)` or `optional.of(x)`.
             if let Expr::Ident(prefix) = &target.expr

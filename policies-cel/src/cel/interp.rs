@@ -253,10 +253,9 @@ impl Frame<'_> {
             Kind::Bridge { call, target, args } => self.bridge(call, target.as_deref(), args),
             Kind::ClusterCall { method, args } => {
                 let args = self.eval_all(args)?;
-                let view = self
-                    .activation
-                    .cluster()
-                    .ok_or_else(|| EvalError::Unavailable("cluster (no cluster model for this request)".into()))?;
+                let view = self.activation.cluster().ok_or_else(|| {
+                    EvalError::Unavailable("cluster (no cluster model for this request)".into())
+                })?;
                 functions::cluster::call(view, *method, &args, self.budget)
             }
             Kind::Comprehension(c) => {

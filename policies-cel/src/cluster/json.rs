@@ -48,15 +48,31 @@ pub fn to_json(object: &Object) -> Json {
             json!({"nodeName": pod.node.as_deref()}),
             json!({"phase": &*pod.phase, "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
         ),
-        Spec::Deployment { replicas, selector: s, paused, .. } => {
-            (json!({"replicas": replicas, "selector": selector(s), "paused": paused}), Json::Null)
+        Spec::Deployment {
+            replicas,
+            selector: s,
+            paused,
+            ..
+        } => (
+            json!({"replicas": replicas, "selector": selector(s), "paused": paused}),
+            Json::Null,
+        ),
+        Spec::ReplicaSet {
+            replicas,
+            selector: s,
         }
-        Spec::ReplicaSet { replicas, selector: s } | Spec::StatefulSet { replicas, selector: s, .. } => {
-            (json!({"replicas": replicas, "selector": selector(s)}), Json::Null)
-        }
+        | Spec::StatefulSet {
+            replicas,
+            selector: s,
+            ..
+        } => (json!({"replicas": replicas, "selector": selector(s)}), Json::Null),
         Spec::DaemonSet { selector: s, .. } => (json!({"selector": selector(s)}), Json::Null),
         Spec::Service { selector: s } => (json!({"selector": s.as_ref().map(labels)}), Json::Null),
-        Spec::PodDisruptionBudget { selector: s, min_available, max_unavailable } => (
+        Spec::PodDisruptionBudget {
+            selector: s,
+            min_available,
+            max_unavailable,
+        } => (
             json!({
                 "selector": selector(s),
                 "minAvailable": min_available.as_ref().map(int_or_percent),
@@ -65,14 +81,20 @@ pub fn to_json(object: &Object) -> Json {
             Json::Null,
         ),
         Spec::PersistentVolumeClaim { volume } => (json!({"volumeName": volume.as_deref()}), Json::Null),
-        Spec::PersistentVolume { reclaim_delete, claim } => (
+        Spec::PersistentVolume {
+            reclaim_delete,
+            claim,
+        } => (
             json!({
                 "persistentVolumeReclaimPolicy": if *reclaim_delete { "Delete" } else { "Retain" },
                 "claimRef": claim.as_ref().map(|(ns, name)| json!({"namespace": &**ns, "name": &**name})),
             }),
             Json::Null,
         ),
-        Spec::Node { unschedulable, taints } => (
+        Spec::Node {
+            unschedulable,
+            taints,
+        } => (
             json!({
                 "unschedulable": unschedulable,
                 "taints": taints.iter().map(|t| json!({"key": &*t.key, "value": t.value.as_deref(), "effect": &*t.effect})).collect::<Vec<_>>(),

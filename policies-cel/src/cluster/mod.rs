@@ -4,10 +4,15 @@
 //! over slim objects ([`object`]) with indexes; the plugin fills one from snapshot files, the
 //! gateway from watches.
 
+pub mod json;
 mod model;
 pub mod object;
+pub mod project;
+pub mod snapshot;
 mod view;
 
 pub use model::{ClusterModel, KindCounts, ObjectId, labels_from};
 pub use object::{Object, ObjectKey, Spec};
+pub use project::{ProjectError, project};
+pub use snapshot::{Progress, SnapshotError, SnapshotLoader, load_snapshots};
 pub use view::{ClusterView, EmptyCluster};

@@ -119,7 +119,11 @@ impl ClusterModel {
     fn index(&mut self, id: ObjectId, object: &Object, add: bool) {
         let key = &object.key;
         let entry = |map: &mut HashMap<(Text, Text), Vec<ObjectId>>, k: (Text, Text)| {
-            if add { push(map.entry(k).or_default(), id) } else { pull(map, &k, id) }
+            if add {
+                push(map.entry(k).or_default(), id)
+            } else {
+                pull(map, &k, id)
+            }
         };
         entry(&mut self.by_kind, (key.group.clone(), key.kind.clone()));
         for owner in &object.owners {
@@ -176,7 +180,10 @@ impl ClusterModel {
                     }
                 }
             }
-            Spec::EndpointSlice { service: Some(service), .. } => {
+            Spec::EndpointSlice {
+                service: Some(service),
+                ..
+            } => {
                 let index_key = (ns.clone(), service.clone());
                 if add {
                     push(self.slices_by_service.entry(index_key).or_default(), id);
@@ -184,7 +191,10 @@ impl ClusterModel {
                     pull(&mut self.slices_by_service, &index_key, id);
                 }
             }
-            Spec::PersistentVolume { claim: Some((claim_ns, claim)), .. } => {
+            Spec::PersistentVolume {
+                claim: Some((claim_ns, claim)),
+                ..
+            } => {
                 let index_key = (claim_ns.clone(), claim.clone());
                 if add {
                     self.volume_by_claim.insert(index_key, id);
@@ -197,7 +207,10 @@ impl ClusterModel {
     }
 
     fn resolve(&self, ids: Option<&Vec<ObjectId>>) -> Vec<&Object> {
-        ids.into_iter().flatten().filter_map(|id| self.objects.get(*id as usize)?.as_ref()).collect()
+        ids.into_iter()
+            .flatten()
+            .filter_map(|id| self.objects.get(*id as usize)?.as_ref())
+            .collect()
     }
 
     fn object(&self, id: ObjectId) -> Option<&Object> {
@@ -210,7 +223,11 @@ impl ClusterModel {
             .by_kind
             .iter()
             .map(|((group, kind), ids)| {
-                let name = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+                let name = if group.is_empty() {
+                    kind.to_string()
+                } else {
+                    format!("{kind}.{group}")
+                };
                 (name, ids.len())
             })
             .collect();
@@ -259,17 +276,27 @@ impl ClusterView for ClusterModel {
             .min_by_key(|ids| ids.map_or(0, Vec::len));
         let pods: Vec<&Object> = match candidates {
             Some(ids) => self.resolve(ids),
-            None => self.in_namespace(namespace).into_iter().filter(|o| o.pod().is_some()).collect(),
+            None => self
+                .in_namespace(namespace)
+                .into_iter()
+                .filter(|o| o.pod().is_some())
+                .collect(),
         };
         pods.into_iter().filter(|p| selector.matches(&p.labels)).collect()
     }
 
     fn pods_using_claim(&self, namespace: &str, claim: &str) -> Vec<&Object> {
-        self.resolve(self.pods_by_claim.get(&(Text::from(namespace), Text::from(claim))))
+        self.resolve(
+            self.pods_by_claim
+                .get(&(Text::from(namespace), Text::from(claim))),
+        )
     }
 
     fn volume_of_claim(&self, namespace: &str, claim: &str) -> Option<&Object> {
-        if let Some(id) = self.volume_by_claim.get(&(Text::from(namespace), Text::from(claim))) {
+        if let Some(id) = self
+            .volume_by_claim
+            .get(&(Text::from(namespace), Text::from(claim)))
+        {
             return self.object(*id);
         }
         let pvc = self.get(&ObjectKey::new("", "PersistentVolumeClaim", namespace, claim))?;
@@ -282,11 +309,17 @@ impl ClusterView for ClusterModel {
     }
 
     fn pods_reading(&self, kind: &str, namespace: &str, name: &str) -> Vec<&Object> {
-        self.resolve(self.pods_by_config.get(&(Text::from(kind), Text::from(namespace), Text::from(name))))
+        self.resolve(
+            self.pods_by_config
+                .get(&(Text::from(kind), Text::from(namespace), Text::from(name))),
+        )
     }
 
     fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Object> {
-        self.resolve(self.slices_by_service.get(&(Text::from(namespace), Text::from(service))))
+        self.resolve(
+            self.slices_by_service
+                .get(&(Text::from(namespace), Text::from(service))),
+        )
     }
 
     fn selecting_pod(&self, kind: &str, pod: &Object) -> Vec<&Object> {
@@ -294,8 +327,13 @@ impl ClusterView for ClusterModel {
             .into_iter()
             .filter(|o| &*o.key.kind == kind)
             .filter(|o| match &o.spec {
-                Spec::Service { selector: Some(labels) } => {
-                    !labels.is_empty() && labels.iter().all(|(k, v)| pod.labels.contains(&(k.clone(), v.clone())))
+                Spec::Service {
+                    selector: Some(labels),
+                } => {
+                    !labels.is_empty()
+                        && labels
+                            .iter()
+                            .all(|(k, v)| pod.labels.contains(&(k.clone(), v.clone())))
                 }
                 Spec::PodDisruptionBudget { selector, .. } => selector.matches(&pod.labels),
                 _ => false,
@@ -309,8 +347,14 @@ impl ClusterView for ClusterModel {
 }
 
 /// Labels as a sorted list of shared strings.
-pub fn labels_from<'a>(model: &mut ClusterModel, pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Labels {
-    let mut labels: Labels = pairs.into_iter().map(|(k, v)| (model.intern(k), model.intern(v))).collect();
+pub fn labels_from<'a>(
+    model: &mut ClusterModel,
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Labels {
+    let mut labels: Labels = pairs
+        .into_iter()
+        .map(|(k, v)| (model.intern(k), model.intern(v)))
+        .collect();
     labels.sort();
     labels
 }

@@ -22,7 +22,12 @@ pub struct ObjectKey {
 
 impl ObjectKey {
     pub fn new(group: &str, kind: &str, namespace: &str, name: &str) -> Self {
-        Self { group: group.into(), kind: kind.into(), namespace: namespace.into(), name: name.into() }
+        Self {
+            group: group.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
     }
 
     /// `kind namespace/name`, as messages print it (`StatefulSet mq/rabbitmq`).
@@ -44,8 +49,17 @@ impl std::fmt::Display for ObjectKey {
 /// The API group of a built-in kind (`""` for the core group), `None` for other kinds.
 pub fn builtin_group(kind: &str) -> Option<&'static str> {
     Some(match kind {
-        "Pod" | "Service" | "Namespace" | "Node" | "PersistentVolumeClaim" | "PersistentVolume" | "ConfigMap"
-        | "Secret" | "ReplicationController" | "ServiceAccount" | "Endpoints" => "",
+        "Pod"
+        | "Service"
+        | "Namespace"
+        | "Node"
+        | "PersistentVolumeClaim"
+        | "PersistentVolume"
+        | "ConfigMap"
+        | "Secret"
+        | "ReplicationController"
+        | "ServiceAccount"
+        | "Endpoints" => "",
         "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "ControllerRevision" => "apps",
         "Job" | "CronJob" => "batch",
         "PodDisruptionBudget" => "policy",
@@ -191,14 +205,20 @@ impl PodSpec {
 /// Deployment or ReplicaSet rollout settings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeploymentStrategy {
-    RollingUpdate { max_unavailable: IntOrPercent, max_surge: IntOrPercent },
+    RollingUpdate {
+        max_unavailable: IntOrPercent,
+        max_surge: IntOrPercent,
+    },
     Recreate,
 }
 
 /// StatefulSet update settings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StatefulSetStrategy {
-    RollingUpdate { partition: i64, max_unavailable: IntOrPercent },
+    RollingUpdate {
+        partition: i64,
+        max_unavailable: IntOrPercent,
+    },
     OnDelete,
 }
 
@@ -213,8 +233,16 @@ pub struct Retention {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
     Pod(PodSpec),
-    Deployment { replicas: i64, selector: Selector, strategy: DeploymentStrategy, paused: bool },
-    ReplicaSet { replicas: i64, selector: Selector },
+    Deployment {
+        replicas: i64,
+        selector: Selector,
+        strategy: DeploymentStrategy,
+        paused: bool,
+    },
+    ReplicaSet {
+        replicas: i64,
+        selector: Selector,
+    },
     StatefulSet {
         replicas: i64,
         selector: Selector,
@@ -223,22 +251,50 @@ pub enum Spec {
         claim_templates: Vec<Text>,
         retention: Retention,
     },
-    DaemonSet { selector: Selector, max_unavailable: IntOrPercent, max_surge: IntOrPercent },
-    Job { selector: Option<Selector> },
-    Service { selector: Option<Labels> },
+    DaemonSet {
+        selector: Selector,
+        max_unavailable: IntOrPercent,
+        max_surge: IntOrPercent,
+    },
+    Job {
+        selector: Option<Selector>,
+    },
+    Service {
+        selector: Option<Labels>,
+    },
     PodDisruptionBudget {
         selector: Selector,
         min_available: Option<IntOrPercent>,
         max_unavailable: Option<IntOrPercent>,
     },
-    PersistentVolumeClaim { volume: Option<Text> },
-    PersistentVolume { reclaim_delete: bool, claim: Option<(Text, Text)> },
-    Node { unschedulable: bool, taints: Vec<Taint> },
+    PersistentVolumeClaim {
+        volume: Option<Text>,
+    },
+    PersistentVolume {
+        reclaim_delete: bool,
+        claim: Option<(Text, Text)>,
+    },
+    Node {
+        unschedulable: bool,
+        taints: Vec<Taint>,
+    },
     Namespace,
-    CustomResourceDefinition { group: Text, kind: Text, plural: Text, namespaced: bool },
-    EndpointSlice { service: Option<Text>, endpoints: Vec<Endpoint> },
-    ConfigMap { keys: Vec<Text> },
-    Secret { keys: Vec<Text> },
+    CustomResourceDefinition {
+        group: Text,
+        kind: Text,
+        plural: Text,
+        namespaced: bool,
+    },
+    EndpointSlice {
+        service: Option<Text>,
+        endpoints: Vec<Endpoint>,
+    },
+    ConfigMap {
+        keys: Vec<Text>,
+    },
+    Secret {
+        keys: Vec<Text>,
+    },
     /// Any other kind (custom resources included): identity and owners only.
     Other,
 }
@@ -282,7 +338,10 @@ impl Object {
 
     /// A `suture.dev/` annotation.
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.annotations.iter().find(|(k, _)| &**k == key).map(|(_, v)| &**v)
+        self.annotations
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| &**v)
     }
 }
 
@@ -291,14 +350,21 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> Labels {
-        pairs.iter().map(|(k, v)| (Text::from(*k), Text::from(*v))).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (Text::from(*k), Text::from(*v)))
+            .collect()
     }
 
     #[test]
     fn selectors_follow_kubernetes() {
         let selector = Selector {
             match_labels: labels(&[("app", "db")]),
-            expressions: vec![Requirement { key: "tier".into(), operator: Operator::NotIn, values: vec!["test".into()] }],
+            expressions: vec![Requirement {
+                key: "tier".into(),
+                operator: Operator::NotIn,
+                values: vec!["test".into()],
+            }],
         };
         assert!(selector.matches(&labels(&[("app", "db")])));
         assert!(selector.matches(&labels(&[("app", "db"), ("tier", "prod")])));
@@ -308,10 +374,27 @@ mod tests {
 
     #[test]
     fn tolerations_follow_kubernetes() {
-        let taint = Taint { key: "node.kubernetes.io/unreachable".into(), value: None, effect: "NoExecute".into() };
-        let exists = Toleration { key: Some(taint.key.clone()), exists: true, value: None, effect: Some("NoExecute".into()) };
-        let everything = Toleration { key: None, exists: true, value: None, effect: None };
-        let other_effect = Toleration { effect: Some("NoSchedule".into()), ..exists.clone() };
+        let taint = Taint {
+            key: "node.kubernetes.io/unreachable".into(),
+            value: None,
+            effect: "NoExecute".into(),
+        };
+        let exists = Toleration {
+            key: Some(taint.key.clone()),
+            exists: true,
+            value: None,
+            effect: Some("NoExecute".into()),
+        };
+        let everything = Toleration {
+            key: None,
+            exists: true,
+            value: None,
+            effect: None,
+        };
+        let other_effect = Toleration {
+            effect: Some("NoSchedule".into()),
+            ..exists.clone()
+        };
         assert!(exists.tolerates(&taint));
         assert!(everything.tolerates(&taint));
         assert!(!other_effect.tolerates(&taint));

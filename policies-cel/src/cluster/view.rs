@@ -50,10 +50,16 @@ pub trait ClusterView: Send + Sync {
     /// The Namespace `name` as `namespaceObject` sees it (metadata with labels).
     fn namespace(&self, name: &str) -> Option<serde_json::Value> {
         let ns = self.get(&ObjectKey::new("", "Namespace", "", name))?;
-        let labels: serde_json::Map<String, serde_json::Value> =
-            ns.labels.iter().map(|(k, v)| (k.to_string(), json!(&**v))).collect();
-        let annotations: serde_json::Map<String, serde_json::Value> =
-            ns.annotations.iter().map(|(k, v)| (k.to_string(), json!(&**v))).collect();
+        let labels: serde_json::Map<String, serde_json::Value> = ns
+            .labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(&**v)))
+            .collect();
+        let annotations: serde_json::Map<String, serde_json::Value> = ns
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(&**v)))
+            .collect();
         Some(json!({
             "apiVersion": "v1",
             "kind": "Namespace",

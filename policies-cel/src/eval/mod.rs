@@ -18,14 +18,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::json;
 
-use crate::cel::{EvalError, Value};
-use crate::impact::Impact;
 use crate::cel::functions::authorizer::authorizer_for_request;
 use crate::cel::value::from_json;
+use crate::cel::{EvalError, Value};
 use crate::cluster::ClusterView;
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
+use crate::impact::Impact;
 use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySet};
 
 /// The annotation kube-apiserver records failed validations with action Audit under.

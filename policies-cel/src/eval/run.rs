@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::cluster::ClusterView;
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
+use crate::cluster::ClusterView;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
 
 /// A validation that did not hold (false, or an error under failurePolicy Fail).

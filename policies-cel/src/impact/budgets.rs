@@ -32,9 +32,14 @@ impl Numbers {
 
 /// Estimates a CREATE or UPDATE of the subject PodDisruptionBudget.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(pdb) = slim(subject.object.as_ref(), "object", effects) else { return };
+    let Some(pdb) = slim(subject.object.as_ref(), "object", effects) else {
+        return;
+    };
     let Some(new) = numbers(view, &pdb) else {
-        effects.note(format!("{} is not a PodDisruptionBudget: no effect is counted", pdb.key));
+        effects.note(format!(
+            "{} is not a PodDisruptionBudget: no effect is counted",
+            pdb.key
+        ));
         return;
     };
     let old = match subject.operation {
@@ -56,7 +61,12 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 
 /// The budget's numbers, when `pdb` is a PodDisruptionBudget.
 fn numbers(view: &dyn ClusterView, pdb: &Object) -> Option<Numbers> {
-    let Spec::PodDisruptionBudget { selector, min_available, max_unavailable } = &pdb.spec else {
+    let Spec::PodDisruptionBudget {
+        selector,
+        min_available,
+        max_unavailable,
+    } = &pdb.spec
+    else {
         return None;
     };
     let pods = selected(view, pdb, selector);
@@ -81,12 +91,20 @@ fn selected<'a>(
 
 /// Explains what the budget means for evictions.
 fn note(pdb: &Object, numbers: Numbers, was_violated: bool, effects: &mut Effects) {
-    let Numbers { selected, desired, current } = numbers;
+    let Numbers {
+        selected,
+        desired,
+        current,
+    } = numbers;
     let key = &pdb.key;
     if selected == 0 {
         effects.note(format!("{key} selects no pod"));
     } else if current < desired {
-        let already = if was_violated { " (it already was before the change)" } else { "" };
+        let already = if was_violated {
+            " (it already was before the change)"
+        } else {
+            ""
+        };
         effects.note(format!(
             "{key} wants {desired} healthy pod(s) but {current} of {selected} are: it is violated{already}, every \
              eviction of its pods is refused and node drains block"
@@ -101,7 +119,9 @@ fn note(pdb: &Object, numbers: Numbers, was_violated: bool, effects: &mut Effect
 
 /// Notes pods also covered by another budget: the eviction API refuses to evict those.
 fn note_overlaps(view: &dyn ClusterView, pdb: &Object, effects: &mut Effects) {
-    let Spec::PodDisruptionBudget { selector, .. } = &pdb.spec else { return };
+    let Spec::PodDisruptionBudget { selector, .. } = &pdb.spec else {
+        return;
+    };
     let pods = selected(view, pdb, selector);
     if pods.is_empty() {
         return;

@@ -22,7 +22,9 @@ use crate::impact::subject::Subject;
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let key = &subject.key;
     let Some(old) = old_keys(view, subject) else {
-        effects.note(format!("{key} as it was is unknown (no oldObject, not in the model)"));
+        effects.note(format!(
+            "{key} as it was is unknown (no oldObject, not in the model)"
+        ));
         return;
     };
     let new = keys_of(&key.kind, subject.object.as_ref());
@@ -65,13 +67,20 @@ fn note_broken(subject: &Subject, removed: &[String], effects: &mut Effects) {
         effects.note(note);
     }
     if !any {
-        effects.note(format!("{key} loses key(s) {}: no running pod requires them", removed.join(", ")));
+        effects.note(format!(
+            "{key} loses key(s) {}: no running pod requires them",
+            removed.join(", ")
+        ));
     }
 }
 
 /// The key names of a ConfigMap's or Secret's JSON (never its values).
 fn keys_of(kind: &str, object: Option<&Json>) -> BTreeSet<String> {
-    let fields: [&str; 2] = if kind == "Secret" { ["data", "stringData"] } else { ["data", "binaryData"] };
+    let fields: [&str; 2] = if kind == "Secret" {
+        ["data", "stringData"]
+    } else {
+        ["data", "binaryData"]
+    };
     fields
         .iter()
         .filter_map(|field| object?.get(*field)?.as_object())
@@ -95,7 +104,11 @@ fn old_keys(view: &dyn ClusterView, subject: &Subject) -> Option<BTreeSet<String
 /// What `pod` reads from the ConfigMap or Secret `kind` `name`.
 fn uses<'a>(pod: &'a Object, kind: &str, name: &str) -> Vec<&'a ConfigUse> {
     let Some(spec) = pod.pod() else { return Vec::new() };
-    let all = if kind == "Secret" { &spec.secrets } else { &spec.config_maps };
+    let all = if kind == "Secret" {
+        &spec.secrets
+    } else {
+        &spec.config_maps
+    };
     all.iter().filter(|u| &*u.name == name).collect()
 }
 

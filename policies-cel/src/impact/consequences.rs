@@ -17,7 +17,11 @@ pub(crate) fn healthy(pod: &Object) -> bool {
 }
 
 fn target(key: &ObjectKey) -> Target {
-    Target { kind: key.kind.to_string(), namespace: key.namespace.to_string(), name: key.name.to_string() }
+    Target {
+        kind: key.kind.to_string(),
+        namespace: key.namespace.to_string(),
+        name: key.name.to_string(),
+    }
 }
 
 /// The workload that runs `pod`: its controller, or the Deployment above its ReplicaSet.
@@ -34,7 +38,9 @@ pub(crate) fn workload_of<'a>(view: &'a dyn ClusterView, pod: &Object) -> Option
 
 /// The pods a workload runs (through its ReplicaSets for a Deployment).
 pub(crate) fn pods_of<'a>(view: &'a dyn ClusterView, workload: &Object) -> Vec<&'a Object> {
-    let Some(uid) = &workload.uid else { return Vec::new() };
+    let Some(uid) = &workload.uid else {
+        return Vec::new();
+    };
     let direct = view.dependents(uid);
     if &*workload.key.kind == "Deployment" {
         direct
@@ -55,7 +61,11 @@ pub(crate) fn scaled(value: IntOrPercent, total: usize, round_up: bool) -> usize
         IntOrPercent::Int(n) => n.max(0) as usize,
         IntOrPercent::Percent(p) => {
             let product = p.max(0) as usize * total;
-            if round_up { product.div_ceil(100) } else { product / 100 }
+            if round_up {
+                product.div_ceil(100)
+            } else {
+                product / 100
+            }
         }
     }
 }
@@ -81,18 +91,34 @@ fn same(key: &ObjectKey, namespace: &str, name: &str) -> bool {
 
 /// Works out the consequences of `effects` and assembles the estimate.
 pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects) -> Impact {
-    let mut impact = Impact { action, notes: effects.notes.clone(), ..Impact::default() };
+    let mut impact = Impact {
+        action,
+        notes: effects.notes.clone(),
+        ..Impact::default()
+    };
     impact.deleted = effects
         .deleted
         .iter()
-        .map(|(key, reason)| Deletion { object: target(key), reason: reason.clone() })
+        .map(|(key, reason)| Deletion {
+            object: target(key),
+            reason: reason.clone(),
+        })
         .collect();
-    let stopped: Vec<(&Object, &crate::impact::effects::Stop)> =
-        effects.stops.iter().filter_map(|s| view.get(&s.pod).map(|p| (p, s))).collect();
-    let down_at_worst: HashSet<&ObjectKey> =
-        stopped.iter().filter(|(_, s)| s.at_worst).map(|(p, _)| &p.key).collect();
-    let gone_for_good: HashSet<&ObjectKey> =
-        stopped.iter().filter(|(_, s)| !s.replaced).map(|(p, _)| &p.key).collect();
+    let stopped: Vec<(&Object, &crate::impact::effects::Stop)> = effects
+        .stops
+        .iter()
+        .filter_map(|s| view.get(&s.pod).map(|p| (p, s)))
+        .collect();
+    let down_at_worst: HashSet<&ObjectKey> = stopped
+        .iter()
+        .filter(|(_, s)| s.at_worst)
+        .map(|(p, _)| &p.key)
+        .collect();
+    let gone_for_good: HashSet<&ObjectKey> = stopped
+        .iter()
+        .filter(|(_, s)| !s.replaced)
+        .map(|(p, _)| &p.key)
+        .collect();
 
     for (pod, stop) in &stopped {
         if pod.terminating || pod.pod().is_some_and(|p| p.finished()) {
@@ -129,12 +155,23 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
     }
 
     // A rule's own numbers for a Service or PDB replace the derived ones.
-    let service_overridden =
-        |key: &ObjectKey| effects.service_overrides.iter().any(|s| same(key, &s.namespace, &s.name));
-    let pdb_overridden =
-        |key: &ObjectKey| effects.pdb_overrides.iter().any(|p| same(key, &p.namespace, &p.name));
+    let service_overridden = |key: &ObjectKey| {
+        effects
+            .service_overrides
+            .iter()
+            .any(|s| same(key, &s.namespace, &s.name))
+    };
+    let pdb_overridden = |key: &ObjectKey| {
+        effects
+            .pdb_overrides
+            .iter()
+            .any(|p| same(key, &p.namespace, &p.name))
+    };
 
-    for service in services.values().filter(|s| !effects.is_deleted(&s.key) && !service_overridden(&s.key)) {
+    for service in services
+        .values()
+        .filter(|s| !effects.is_deleted(&s.key) && !service_overridden(&s.key))
+    {
         let (before, after) = service_endpoints(view, service, &down_at_worst);
         impact.services.push(ServiceEffect {
             namespace: service.key.namespace.to_string(),
@@ -146,8 +183,18 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
 
     impact.services.extend(effects.service_overrides.iter().cloned());
 
-    for pdb in pdbs.values().filter(|p| !effects.is_deleted(&p.key) && !pdb_overridden(&p.key)) {
-        let Spec::PodDisruptionBudget { selector, min_available, max_unavailable } = &pdb.spec else { continue };
+    for pdb in pdbs
+        .values()
+        .filter(|p| !effects.is_deleted(&p.key) && !pdb_overridden(&p.key))
+    {
+        let Spec::PodDisruptionBudget {
+            selector,
+            min_available,
+            max_unavailable,
+        } = &pdb.spec
+        else {
+            continue;
+        };
         let selected: Vec<&Object> = view
             .pods_matching(&pdb.key.namespace, selector)
             .into_iter()
@@ -156,7 +203,10 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
         let expected = selected.len();
         let desired = desired_healthy(*min_available, *max_unavailable, expected);
         let current = selected.iter().filter(|p| healthy(p)).count();
-        let removed = selected.iter().filter(|p| healthy(p) && down_at_worst.contains(&p.key)).count();
+        let removed = selected
+            .iter()
+            .filter(|p| healthy(p) && down_at_worst.contains(&p.key))
+            .count();
         let after = current - removed;
         impact.pdbs.push(PdbEffect {
             namespace: pdb.key.namespace.to_string(),
@@ -173,11 +223,17 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
     for workload in workloads.values() {
         let pods = pods_of(view, workload);
         let before = pods.iter().filter(|p| healthy(p)).count();
-        let worst = pods.iter().filter(|p| healthy(p) && !down_at_worst.contains(&p.key)).count();
+        let worst = pods
+            .iter()
+            .filter(|p| healthy(p) && !down_at_worst.contains(&p.key))
+            .count();
         let after = match effects.settles_at.get(&workload.key) {
             Some(n) => *n,
             None if effects.is_deleted(&workload.key) => 0,
-            None => pods.iter().filter(|p| healthy(p) && !gone_for_good.contains(&p.key)).count(),
+            None => pods
+                .iter()
+                .filter(|p| healthy(p) && !gone_for_good.contains(&p.key))
+                .count(),
         };
         impact.workloads.push(WorkloadEffect {
             workload: target(&workload.key),
@@ -205,9 +261,17 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
         deleted: impact.deleted.len(),
         pods_disrupted: impact.pods.len(),
         data_loss: impact.volumes.len(),
-        services_without_endpoints: impact.services.iter().filter(|s| s.ready_before > 0 && s.ready_after == 0).count(),
+        services_without_endpoints: impact
+            .services
+            .iter()
+            .filter(|s| s.ready_before > 0 && s.ready_after == 0)
+            .count(),
         pdb_violations: impact.pdbs.iter().filter(|p| p.violated).count(),
-        workloads_down: impact.workloads.iter().filter(|w| w.ready_before > 0 && w.ready_worst == 0).count(),
+        workloads_down: impact
+            .workloads
+            .iter()
+            .filter(|w| w.ready_before > 0 && w.ready_worst == 0)
+            .count(),
         quorum_lost: impact.quorum.iter().filter(|q| q.lost).count(),
         broken_references: impact.broken_references.len(),
     };
@@ -236,11 +300,22 @@ pub(crate) fn service_endpoints(
         let after = ready.iter().filter(|p| !is_down(p)).count();
         return (ready.len(), after);
     }
-    let Spec::Service { selector: Some(labels) } = &service.spec else { return (0, 0) };
-    let selector = crate::cluster::object::Selector { match_labels: labels.clone(), expressions: Vec::new() };
+    let Spec::Service {
+        selector: Some(labels),
+    } = &service.spec
+    else {
+        return (0, 0);
+    };
+    let selector = crate::cluster::object::Selector {
+        match_labels: labels.clone(),
+        expressions: Vec::new(),
+    };
     let pods = view.pods_matching(namespace, &selector);
     let before = pods.iter().filter(|p| healthy(p)).count();
-    let after = pods.iter().filter(|p| healthy(p) && !down.contains(&p.key)).count();
+    let after = pods
+        .iter()
+        .filter(|p| healthy(p) && !down.contains(&p.key))
+        .count();
     (before, after)
 }
 

@@ -25,14 +25,17 @@ use crate::impact::subject::Subject;
 /// (with a note) when it is missing or cannot be read.
 pub(super) fn slim(json: Option<&Json>, what: &str, effects: &mut Effects) -> Option<Object> {
     let Some(json) = json.filter(|j| !j.is_null()) else {
-        effects.note(format!("the request carries no {what}: its effect is not estimated"));
+        effects.note(format!(
+            "the request carries no {what}: its effect is not estimated"
+        ));
         return None;
     };
     match project(json, &mut ClusterModel::new()) {
         Ok(object) => Some(object),
         Err(error) => {
-            effects
-                .note(format!("the request's {what} cannot be read ({error}): its effect is not estimated"));
+            effects.note(format!(
+                "the request's {what} cannot be read ({error}): its effect is not estimated"
+            ));
             None
         }
     }
@@ -48,15 +51,20 @@ pub(super) fn previous(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 
 /// Estimates a CREATE of a ReplicaSet, StatefulSet, Deployment or Service.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(created) = slim(subject.object.as_ref(), "object", effects) else { return };
+    let Some(created) = slim(subject.object.as_ref(), "object", effects) else {
+        return;
+    };
     match &created.spec {
         Spec::ReplicaSet { replicas, selector } => replica_set(view, &created, *replicas, selector, effects),
-        Spec::StatefulSet { replicas, selector, .. } => {
-            stateful_set(view, &created, *replicas, selector, effects)
-        }
+        Spec::StatefulSet {
+            replicas, selector, ..
+        } => stateful_set(view, &created, *replicas, selector, effects),
         Spec::Deployment { selector, .. } => deployment(view, &created, selector, effects),
         Spec::Service { selector } => service(view, &created, selector.as_ref(), effects),
-        _ => effects.note(format!("{} is not a workload or Service: no effect is counted", created.key)),
+        _ => effects.note(format!(
+            "{} is not a workload or Service: no effect is counted",
+            created.key
+        )),
     }
 }
 
@@ -87,7 +95,9 @@ fn remove(pod: &Object, reason: String, effects: &mut Effects) {
 /// The order in which a ReplicaSet deletes pods (`ActivePodsWithRanks`, first deleted first):
 /// unscheduled before scheduled, Pending before Unknown before Running, not ready before ready.
 fn deletion_rank(pod: &Object) -> (bool, u8, bool) {
-    let Some(spec) = pod.pod() else { return (false, 0, false) };
+    let Some(spec) = pod.pod() else {
+        return (false, 0, false);
+    };
     let phase = match &*spec.phase {
         "Pending" => 0,
         "Unknown" => 1,
@@ -123,7 +133,11 @@ fn replica_set(
     adopted.sort_by_key(|p| deletion_rank(p));
     let excess = adopted.len() - wanted;
     for pod in adopted.into_iter().take(excess) {
-        remove(pod, format!("adopted and removed by new ReplicaSet {}", rs.key.name), effects);
+        remove(
+            pod,
+            format!("adopted and removed by new ReplicaSet {}", rs.key.name),
+            effects,
+        );
     }
 }
 
@@ -149,8 +163,9 @@ fn stateful_set(
     if candidates.is_empty() {
         return;
     }
-    let (members, strangers): (Vec<&Object>, Vec<&Object>) =
-        candidates.into_iter().partition(|p| ordinal(&set.key.name, p).is_some());
+    let (members, strangers): (Vec<&Object>, Vec<&Object>) = candidates
+        .into_iter()
+        .partition(|p| ordinal(&set.key.name, p).is_some());
     if !strangers.is_empty() {
         effects.note(format!(
             "pods {} match the selector of new {} but are not named {}-<ordinal>: they are not adopted",
@@ -211,11 +226,23 @@ fn deployment(view: &dyn ClusterView, deployment: &Object, selector: &Selector, 
 /// A new Service routes traffic to the ready pods it selects.
 fn service(view: &dyn ClusterView, service: &Object, selector: Option<&Labels>, effects: &mut Effects) {
     let Some(labels) = selector.filter(|l| !l.is_empty()) else {
-        effects.note(format!("new {} has no selector: its endpoints are managed by hand", service.key));
+        effects.note(format!(
+            "new {} has no selector: its endpoints are managed by hand",
+            service.key
+        ));
         return;
     };
-    let selector = Selector { match_labels: labels.clone(), expressions: Vec::new() };
-    let ready =
-        view.pods_matching(&service.key.namespace, &selector).into_iter().filter(|p| healthy(p)).count();
-    effects.note(format!("new {} starts routing traffic to {ready} ready pod(s)", service.key));
+    let selector = Selector {
+        match_labels: labels.clone(),
+        expressions: Vec::new(),
+    };
+    let ready = view
+        .pods_matching(&service.key.namespace, &selector)
+        .into_iter()
+        .filter(|p| healthy(p))
+        .count();
+    effects.note(format!(
+        "new {} starts routing traffic to {ready} ready pod(s)",
+        service.key
+    ));
 }

@@ -22,14 +22,24 @@ pub(crate) enum Propagation {
 /// pre-`apps/v1` workload versions; Background for everything else).
 pub(crate) fn propagation(subject: &Subject) -> Propagation {
     let options = subject.options.as_ref();
-    match options.and_then(|o| o.get("propagationPolicy")).and_then(|p| p.as_str()) {
+    match options
+        .and_then(|o| o.get("propagationPolicy"))
+        .and_then(|p| p.as_str())
+    {
         Some("Orphan") => return Propagation::Orphan,
         Some("Foreground") => return Propagation::Foreground,
         Some("Background") => return Propagation::Background,
         _ => {}
     }
-    if let Some(orphan) = options.and_then(|o| o.get("orphanDependents")).and_then(|o| o.as_bool()) {
-        return if orphan { Propagation::Orphan } else { Propagation::Background };
+    if let Some(orphan) = options
+        .and_then(|o| o.get("orphanDependents"))
+        .and_then(|o| o.as_bool())
+    {
+        return if orphan {
+            Propagation::Orphan
+        } else {
+            Propagation::Background
+        };
     }
     let legacy_workload = matches!(
         (subject.group.as_str(), subject.version.as_str()),
@@ -45,18 +55,36 @@ pub(crate) fn propagation(subject: &Subject) -> Propagation {
 /// Estimates a DELETE of the subject.
 pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(target) = view.get(&subject.key) else {
-        effects.note(format!("{} is not in the cluster model: nothing is known to be deleted", subject.key));
+        effects.note(format!(
+            "{} is not in the cluster model: nothing is known to be deleted",
+            subject.key
+        ));
         return;
     };
     let propagation = propagation(subject);
     if propagation == Propagation::Orphan {
-        effects.note(format!("propagationPolicy Orphan: the dependents of {} are kept", subject.key));
+        effects.note(format!(
+            "propagationPolicy Orphan: the dependents of {} are kept",
+            subject.key
+        ));
     }
-    cascade(view, target, propagation, "deleted by the request".to_owned(), effects);
+    cascade(
+        view,
+        target,
+        propagation,
+        "deleted by the request".to_owned(),
+        effects,
+    );
 }
 
 /// Deletes `object` and, unless orphaned, everything that depends on it.
-fn cascade(view: &dyn ClusterView, object: &Object, propagation: Propagation, reason: String, effects: &mut Effects) {
+fn cascade(
+    view: &dyn ClusterView,
+    object: &Object,
+    propagation: Propagation,
+    reason: String,
+    effects: &mut Effects,
+) {
     if !effects.delete(object, reason) {
         return;
     }
@@ -68,10 +96,16 @@ fn cascade(view: &dyn ClusterView, object: &Object, propagation: Propagation, re
     for dependent in view.dependents(uid) {
         // The garbage collector deletes a dependent once none of its owners remains.
         let other_owner = dependent.owners.iter().find(|o| {
-            &o.uid != uid && view.by_uid(&o.uid).is_some_and(|owner| !effects.is_deleted(&owner.key))
+            &o.uid != uid
+                && view
+                    .by_uid(&o.uid)
+                    .is_some_and(|owner| !effects.is_deleted(&owner.key))
         });
         if let Some(owner) = other_owner {
-            effects.note(format!("{} is kept: it is also owned by {} {}", dependent.key, owner.kind, owner.name));
+            effects.note(format!(
+                "{} is kept: it is also owned by {} {}",
+                dependent.key, owner.kind, owner.name
+            ));
             continue;
         }
         let reason = format!("owned by {} (garbage collection)", object.key);
@@ -92,7 +126,13 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
         }
         Spec::Namespace => {
             for inside in view.in_namespace(&key.name) {
-                cascade(view, inside, Propagation::Background, format!("in deleted Namespace {}", key.name), effects);
+                cascade(
+                    view,
+                    inside,
+                    Propagation::Background,
+                    format!("in deleted Namespace {}", key.name),
+                    effects,
+                );
             }
         }
         Spec::CustomResourceDefinition { group, kind, .. } => {
@@ -108,20 +148,40 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
             }
         }
         Spec::PersistentVolumeClaim { .. } => claim_deleted(view, object, effects),
-        Spec::PersistentVolume { reclaim_delete, claim: Some((namespace, name)) } => {
+        Spec::PersistentVolume {
+            reclaim_delete,
+            claim: Some((namespace, name)),
+        } => {
             let reason = if *reclaim_delete {
-                format!("bound PersistentVolume {} deleted (reclaimPolicy Delete)", key.name)
+                format!(
+                    "bound PersistentVolume {} deleted (reclaimPolicy Delete)",
+                    key.name
+                )
             } else {
-                format!("bound PersistentVolume {} deleted; its claim loses the volume", key.name)
+                format!(
+                    "bound PersistentVolume {} deleted; its claim loses the volume",
+                    key.name
+                )
             };
             effects.lose_volume(namespace, name, Some(&key.name), reason);
         }
-        Spec::StatefulSet { replicas, claim_templates, retention, .. } if retention.delete_when_deleted => {
+        Spec::StatefulSet {
+            replicas,
+            claim_templates,
+            retention,
+            ..
+        } if retention.delete_when_deleted => {
             for template in claim_templates {
                 for ordinal in 0..(*replicas).max(0) {
                     let claim = format!("{template}-{}-{ordinal}", key.name);
-                    if let Some(pvc) = view.get(&ObjectKey::new("", "PersistentVolumeClaim", &key.namespace, &claim)) {
-                        let reason = format!("persistentVolumeClaimRetentionPolicy whenDeleted: Delete of {key}");
+                    if let Some(pvc) = view.get(&ObjectKey::new(
+                        "",
+                        "PersistentVolumeClaim",
+                        &key.namespace,
+                        &claim,
+                    )) {
+                        let reason =
+                            format!("persistentVolumeClaimRetentionPolicy whenDeleted: Delete of {key}");
                         cascade(view, pvc, Propagation::Background, reason, effects);
                     }
                 }
@@ -149,9 +209,17 @@ pub(crate) fn claim_deleted(view: &dyn ClusterView, claim: &Object, effects: &mu
     }
     match view.volume_of_claim(&key.namespace, &key.name) {
         Some(volume) => match &volume.spec {
-            Spec::PersistentVolume { reclaim_delete: true, .. } => {
-                effects.delete(volume, format!("released by deleted {key} (reclaimPolicy Delete)"));
-                let reason = format!("{key} deleted; its PersistentVolume {} reclaims with Delete", volume.key.name);
+            Spec::PersistentVolume {
+                reclaim_delete: true, ..
+            } => {
+                effects.delete(
+                    volume,
+                    format!("released by deleted {key} (reclaimPolicy Delete)"),
+                );
+                let reason = format!(
+                    "{key} deleted; its PersistentVolume {} reclaims with Delete",
+                    volume.key.name
+                );
                 effects.lose_volume(&key.namespace, &key.name, Some(&volume.key.name), reason);
             }
             _ => effects.note(format!(
@@ -159,6 +227,8 @@ pub(crate) fn claim_deleted(view: &dyn ClusterView, claim: &Object, effects: &mu
                 volume.key.name
             )),
         },
-        None => effects.note(format!("{key} has no bound PersistentVolume in the model: no data loss is counted")),
+        None => effects.note(format!(
+            "{key} has no bound PersistentVolume in the model: no data loss is counted"
+        )),
     }
 }

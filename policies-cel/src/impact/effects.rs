@@ -67,11 +67,22 @@ impl Effects {
             return;
         }
         self.stop_index.insert(pod.key.clone(), self.stops.len());
-        self.stops.push(Stop { pod: pod.key.clone(), replaced, at_worst, reason: reason.into() });
+        self.stops.push(Stop {
+            pod: pod.key.clone(),
+            replaced,
+            at_worst,
+            reason: reason.into(),
+        });
     }
 
     /// Records that the data of `namespace/claim` is lost.
-    pub fn lose_volume(&mut self, namespace: &str, claim: &str, volume: Option<&str>, reason: impl Into<String>) {
+    pub fn lose_volume(
+        &mut self,
+        namespace: &str,
+        claim: &str,
+        volume: Option<&str>,
+        reason: impl Into<String>,
+    ) {
         if self.volume_keys.insert((namespace.to_owned(), claim.to_owned())) {
             self.volumes.push(VolumeLoss {
                 namespace: namespace.to_owned(),

@@ -12,10 +12,10 @@ mod delete;
 mod effects;
 mod nodes;
 mod pods;
-mod services;
-mod workloads;
 pub mod report;
+mod services;
 mod subject;
+mod workloads;
 
 pub use report::{Impact, Summary};
 
@@ -44,7 +44,10 @@ pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
         ("CREATE", "", "ReplicaSet" | "Service" | "Deployment" | "StatefulSet") => {
             create::estimate(view, &subject, &mut effects)
         }
-        _ => effects.note(format!("the estimate does not model `{}` yet: no effect is counted", subject.describe())),
+        _ => effects.note(format!(
+            "the estimate does not model `{}` yet: no effect is counted",
+            subject.describe()
+        )),
     }
     consequences::assemble(view, subject.describe(), effects)
 }

@@ -12,16 +12,23 @@ use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Node.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(new) = slim(subject.object.as_ref(), "object", effects) else { return };
+    let Some(new) = slim(subject.object.as_ref(), "object", effects) else {
+        return;
+    };
     let old = previous(view, subject, effects);
     if old.is_none() {
-        effects.note(format!("{} as it was is unknown: all its taints are treated as new", subject.key));
+        effects.note(format!(
+            "{} as it was is unknown: all its taints are treated as new",
+            subject.key
+        ));
     }
     let (was_unschedulable, old_taints) = old.as_ref().map(node_state).unwrap_or_default();
     let (unschedulable, taints) = node_state(&new);
     let name = &new.key.name;
     if unschedulable && !was_unschedulable {
-        effects.note(format!("Node {name} is cordoned: new pods will not land there, running pods stay"));
+        effects.note(format!(
+            "Node {name} is cordoned: new pods will not land there, running pods stay"
+        ));
     }
     let added: Vec<&Taint> = taints.iter().filter(|t| !old_taints.contains(t)).collect();
     for taint in added.iter().filter(|t| &*t.effect != "NoExecute") {
@@ -40,7 +47,10 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 /// Unschedulable flag and taints of a Node.
 fn node_state(node: &Object) -> (bool, Vec<Taint>) {
     match &node.spec {
-        Spec::Node { unschedulable, taints } => (*unschedulable, taints.clone()),
+        Spec::Node {
+            unschedulable,
+            taints,
+        } => (*unschedulable, taints.clone()),
         _ => (false, Vec::new()),
     }
 }
@@ -55,22 +65,31 @@ fn display(taint: &Taint) -> String {
 
 /// The first of `taints` that `tolerations` do not tolerate.
 fn untolerated<'a>(tolerations: &[Toleration], taints: &[&'a Taint]) -> Option<&'a Taint> {
-    taints.iter().copied().find(|t| !tolerations.iter().any(|tol| tol.tolerates(t)))
+    taints
+        .iter()
+        .copied()
+        .find(|t| !tolerations.iter().any(|tol| tol.tolerates(t)))
 }
 
 /// A live controller other than a DaemonSet recreates an evicted pod elsewhere.
 fn replaced(view: &dyn ClusterView, pod: &Object) -> bool {
-    pod.controller().and_then(|c| view.by_uid(&c.uid)).is_some_and(|owner| &*owner.key.kind != "DaemonSet")
+    pod.controller()
+        .and_then(|c| view.by_uid(&c.uid))
+        .is_some_and(|owner| &*owner.key.kind != "DaemonSet")
 }
 
 /// Evicts the pods on `node` that do not tolerate the new `taints`.
 fn evict(view: &dyn ClusterView, node: &str, taints: &[&Taint], effects: &mut Effects) {
     let mut tolerating = Vec::new();
     for pod in view.pods_on_node(node) {
-        let Some(spec) = pod.pod().filter(|s| !s.finished() && !pod.terminating) else { continue };
+        let Some(spec) = pod.pod().filter(|s| !s.finished() && !pod.terminating) else {
+            continue;
+        };
         if pod.controller().is_some_and(|c| &*c.kind == "Node") {
-            effects
-                .note(format!("static pod {} is not stopped: the kubelet recreates its mirror pod", pod.key));
+            effects.note(format!(
+                "static pod {} is not stopped: the kubelet recreates its mirror pod",
+                pod.key
+            ));
             continue;
         }
         match untolerated(&spec.tolerations, taints) {

@@ -8,7 +8,10 @@ use crate::impact::subject::Subject;
 /// Estimates an eviction of the subject pod.
 pub(crate) fn evict(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(pod) = view.get(&subject.key) else {
-        effects.note(format!("{} is not in the cluster model: nothing is known to stop", subject.key));
+        effects.note(format!(
+            "{} is not in the cluster model: nothing is known to stop",
+            subject.key
+        ));
         return;
     };
     if pod.terminating {

@@ -22,9 +22,14 @@ use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Service.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(new) = slim(subject.object.as_ref(), "object", effects) else { return };
+    let Some(new) = slim(subject.object.as_ref(), "object", effects) else {
+        return;
+    };
     let Some(old) = previous(view, subject, effects) else {
-        effects.note(format!("{} as it was is unknown (no oldObject, not in the model)", subject.key));
+        effects.note(format!(
+            "{} as it was is unknown (no oldObject, not in the model)",
+            subject.key
+        ));
         return;
     };
     note_ports(subject, effects);
@@ -42,7 +47,9 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 /// The Service's selector, when it has one (an empty one selects nothing, like none).
 fn selector_of(service: &Object) -> Option<&Labels> {
     match &service.spec {
-        Spec::Service { selector: Some(labels) } if !labels.is_empty() => Some(labels),
+        Spec::Service {
+            selector: Some(labels),
+        } if !labels.is_empty() => Some(labels),
         _ => None,
     }
 }
@@ -55,14 +62,25 @@ fn same_labels(a: Option<&Labels>, b: Option<&Labels>) -> bool {
 }
 
 fn display(labels: &Labels) -> String {
-    labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The Service `old` now selects `labels`: its endpoints become the ready pods they match.
 fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Labels, effects: &mut Effects) {
     let (before, _) = service_endpoints(view, old, &HashSet::new());
-    let selector = Selector { match_labels: labels.clone(), expressions: Vec::new() };
-    let after = view.pods_matching(&old.key.namespace, &selector).into_iter().filter(|p| healthy(p)).count();
+    let selector = Selector {
+        match_labels: labels.clone(),
+        expressions: Vec::new(),
+    };
+    let after = view
+        .pods_matching(&old.key.namespace, &selector)
+        .into_iter()
+        .filter(|p| healthy(p))
+        .count();
     if was_manual {
         effects.note(format!(
             "{} gains a selector: the controller replaces its hand-made (mirrored) endpoints with the pods it selects",
@@ -70,7 +88,11 @@ fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Lab
         ));
     }
     if after == 0 {
-        effects.note(format!("the new selector {} of {} matches no ready pod", display(labels), old.key));
+        effects.note(format!(
+            "the new selector {} of {} matches no ready pod",
+            display(labels),
+            old.key
+        ));
     }
     effects.service_overrides.push(ServiceEffect {
         namespace: old.key.namespace.to_string(),
@@ -93,9 +115,10 @@ fn ports(service: Option<&Json>) -> Option<Vec<String>> {
 
 /// Notes a change of ports: the endpoints stay, clients of a removed port lose it.
 fn note_ports(subject: &Subject, effects: &mut Effects) {
-    let (Some(old), new) =
-        (ports(subject.old_object.as_ref()), ports(subject.object.as_ref()).unwrap_or_default())
-    else {
+    let (Some(old), new) = (
+        ports(subject.old_object.as_ref()),
+        ports(subject.object.as_ref()).unwrap_or_default(),
+    ) else {
         return;
     };
     let port_specs = |json: Option<&Json>| json.and_then(|j| j.pointer("/spec/ports")).cloned();
@@ -106,7 +129,13 @@ fn note_ports(subject: &Subject, effects: &mut Effects) {
     let detail = if removed.is_empty() {
         String::new()
     } else {
-        format!(" (clients of {} lose it)", removed.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", "))
+        format!(
+            " (clients of {} lose it)",
+            removed.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+        )
     };
-    effects.note(format!("the ports of {} change{detail}: its endpoints are kept", subject.key));
+    effects.note(format!(
+        "the ports of {} change{detail}: its endpoints are kept",
+        subject.key
+    ));
 }

@@ -20,6 +20,14 @@ pub(crate) struct Subject {
     pub options: Option<Json>,
 }
 
+/// Built-in kinds that are cluster-scoped.
+const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "CustomResourceDefinition",
+];
+
 /// The kind of a built-in resource, by its plural.
 fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
     Some(match (group, resource) {
@@ -53,37 +61,58 @@ impl Subject {
         let admission = &request.admission;
         let resource = &admission.resource;
         let sub_resource = admission.sub_resource.clone().unwrap_or_default();
-        let kind = builtin_kind(&resource.group, &resource.resource)
-            .map(str::to_owned)
-            .or_else(|| {
-                // A custom resource: its CRD knows the kind behind the plural.
-                view.of_kind("apiextensions.k8s.io", "CustomResourceDefinition").into_iter().find_map(|crd| {
-                    match &crd.spec {
-                        Spec::CustomResourceDefinition { group, kind, plural, .. }
-                            if **group == *resource.group && **plural == *resource.resource =>
-                        {
-                            Some(kind.to_string())
-                        }
-                        _ => None,
+        // A custom resource: its CRD knows the kind behind the plural, and its scope.
+        let custom = || {
+            view.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+                .into_iter()
+                .find_map(|crd| match &crd.spec {
+                    Spec::CustomResourceDefinition {
+                        group,
+                        kind,
+                        plural,
+                        namespaced,
+                    } if **group == *resource.group && **plural == *resource.resource => {
+                        Some((kind.to_string(), *namespaced))
                     }
+                    _ => None,
                 })
-            })
-            .unwrap_or_else(|| if sub_resource.is_empty() { admission.kind.kind.clone() } else { resource.resource.clone() });
-        let json = |o: &Option<kube_core::DynamicObject>| o.as_ref().and_then(|o| serde_json::to_value(o).ok());
+        };
+        let (kind, namespaced) = match builtin_kind(&resource.group, &resource.resource) {
+            Some(kind) => (Some(kind.to_owned()), !CLUSTER_SCOPED.contains(&kind)),
+            None => custom().map_or((None, true), |(kind, namespaced)| (Some(kind), namespaced)),
+        };
+        let kind = kind.unwrap_or_else(|| {
+            if sub_resource.is_empty() {
+                admission.kind.kind.clone()
+            } else {
+                resource.resource.clone()
+            }
+        });
+        let json =
+            |o: &Option<kube_core::DynamicObject>| o.as_ref().and_then(|o| serde_json::to_value(o).ok());
         Self {
             operation: request.operation(),
             group: resource.group.clone(),
             version: resource.version.clone(),
             sub_resource,
+            // kube-apiserver sets a Namespace's own name as the request namespace; the object
+            // itself is cluster-scoped.
             key: ObjectKey::new(
                 &resource.group,
                 &kind,
-                admission.namespace.as_deref().unwrap_or_default(),
+                if namespaced {
+                    admission.namespace.as_deref().unwrap_or_default()
+                } else {
+                    ""
+                },
                 &admission.name,
             ),
             object: json(&admission.object),
             old_object: json(&admission.old_object),
-            options: admission.options.as_ref().and_then(|o| serde_json::to_value(o).ok()),
+            options: admission
+                .options
+                .as_ref()
+                .and_then(|o| serde_json::to_value(o).ok()),
         }
     }
 

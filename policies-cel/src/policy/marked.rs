@@ -124,12 +124,7 @@ impl From<ScanError> for YamlError {
 
 /// Parses one document. `Ok(None)` for a document without content.
 pub(crate) fn parse(text: &str) -> Result<Option<Marked>, YamlError> {
-    let mut builder = Builder {
-        parser: Parser::new_from_str(text),
-        anchors: HashMap::new(),
-        alias_nodes: 0,
-        last: Span::default(),
-    };
+    let mut builder = Builder::new(text);
     let mut root = None;
     loop {
         let (event, span) = builder.next()?;
@@ -150,7 +145,10 @@ pub(crate) fn parse(text: &str) -> Result<Option<Marked>, YamlError> {
     }
 }
 
-struct Builder<'a> {
+/// Builds values with positions from the parser's events. Callers that walk a stream themselves
+/// (the snapshot loader builds one `kind: List` item at a time) take events with [`Builder::next`]
+/// and build the nodes they want with [`Builder::node`].
+pub(crate) struct Builder<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
     anchors: HashMap<usize, (Value, Pos)>,
     alias_nodes: usize,
@@ -158,7 +156,18 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
+    /// A builder over the events of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self {
+            parser: Parser::new_from_str(text),
+            anchors: HashMap::new(),
+            alias_nodes: 0,
+            last: Span::default(),
+        }
+    }
+
+    /// The next event and its span; the end of the events is an error.
+    pub(crate) fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
         match self.parser.next_event() {
             Some(Ok((event, span))) => {
                 self.last = span;
@@ -169,7 +178,13 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn node(&mut self, event: Event<'a>, span: Span, depth: usize) -> Result<(Value, Pos), YamlError> {
+    /// The value (and positions) of the node `event` opens, reading the events it spans.
+    pub(crate) fn node(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        depth: usize,
+    ) -> Result<(Value, Pos), YamlError> {
         if depth > MAX_DEPTH {
             return Err(YamlError::at(
                 &span,

@@ -4,19 +4,26 @@
 
 use policies_cel::Request;
 use policies_cel::cluster::object::{
-    DeploymentStrategy, IntOrPercent, Labels, OwnerRef, PodSpec, Retention, Selector, StatefulSetStrategy, Text,
+    DeploymentStrategy, IntOrPercent, Labels, OwnerRef, PodSpec, Retention, Selector, StatefulSetStrategy,
+    Text,
 };
 use policies_cel::cluster::{ClusterModel, Object, ObjectKey, Spec};
 use serde_json::{Value as Json, json};
 
 pub fn labels(pairs: &[(&str, &str)]) -> Labels {
-    let mut labels: Labels = pairs.iter().map(|(k, v)| (Text::from(*k), Text::from(*v))).collect();
+    let mut labels: Labels = pairs
+        .iter()
+        .map(|(k, v)| (Text::from(*k), Text::from(*v)))
+        .collect();
     labels.sort();
     labels
 }
 
 pub fn selector(pairs: &[(&str, &str)]) -> Selector {
-    Selector { match_labels: labels(pairs), expressions: Vec::new() }
+    Selector {
+        match_labels: labels(pairs),
+        expressions: Vec::new(),
+    }
 }
 
 fn group_of(kind: &str) -> &'static str {
@@ -71,7 +78,12 @@ pub fn pod(namespace: &str, name: &str, node: &str, ready: bool) -> Object {
         "Pod",
         namespace,
         name,
-        Spec::Pod(PodSpec { node: Some(node.into()), phase: "Running".into(), ready, ..PodSpec::default() }),
+        Spec::Pod(PodSpec {
+            node: Some(node.into()),
+            phase: "Running".into(),
+            ready,
+            ..PodSpec::default()
+        }),
     )
 }
 
@@ -83,7 +95,14 @@ pub fn pod_with_claims(namespace: &str, name: &str, node: &str, claims: &[&str])
     p
 }
 
-pub fn statefulset(namespace: &str, name: &str, replicas: i64, app: &str, templates: &[&str], retention: Retention) -> Object {
+pub fn statefulset(
+    namespace: &str,
+    name: &str,
+    replicas: i64,
+    app: &str,
+    templates: &[&str],
+    retention: Retention,
+) -> Object {
     with_labels(
         object(
             "StatefulSet",
@@ -92,7 +111,10 @@ pub fn statefulset(namespace: &str, name: &str, replicas: i64, app: &str, templa
             Spec::StatefulSet {
                 replicas,
                 selector: selector(&[("app", app)]),
-                strategy: StatefulSetStrategy::RollingUpdate { partition: 0, max_unavailable: IntOrPercent::Int(1) },
+                strategy: StatefulSetStrategy::RollingUpdate {
+                    partition: 0,
+                    max_unavailable: IntOrPercent::Int(1),
+                },
                 parallel: false,
                 claim_templates: templates.iter().map(|t| Text::from(*t)).collect(),
                 retention,
@@ -120,11 +142,26 @@ pub fn deployment(namespace: &str, name: &str, replicas: i64, app: &str) -> Obje
 }
 
 pub fn replicaset(namespace: &str, name: &str, replicas: i64, app: &str) -> Object {
-    object("ReplicaSet", namespace, name, Spec::ReplicaSet { replicas, selector: selector(&[("app", app)]) })
+    object(
+        "ReplicaSet",
+        namespace,
+        name,
+        Spec::ReplicaSet {
+            replicas,
+            selector: selector(&[("app", app)]),
+        },
+    )
 }
 
 pub fn service(namespace: &str, name: &str, app: &str) -> Object {
-    object("Service", namespace, name, Spec::Service { selector: Some(labels(&[("app", app)])) })
+    object(
+        "Service",
+        namespace,
+        name,
+        Spec::Service {
+            selector: Some(labels(&[("app", app)])),
+        },
+    )
 }
 
 pub fn pdb_min_available(namespace: &str, name: &str, app: &str, min: IntOrPercent) -> Object {
@@ -132,12 +169,23 @@ pub fn pdb_min_available(namespace: &str, name: &str, app: &str, min: IntOrPerce
         "PodDisruptionBudget",
         namespace,
         name,
-        Spec::PodDisruptionBudget { selector: selector(&[("app", app)]), min_available: Some(min), max_unavailable: None },
+        Spec::PodDisruptionBudget {
+            selector: selector(&[("app", app)]),
+            min_available: Some(min),
+            max_unavailable: None,
+        },
     )
 }
 
 pub fn pvc(namespace: &str, name: &str, volume: &str) -> Object {
-    object("PersistentVolumeClaim", namespace, name, Spec::PersistentVolumeClaim { volume: Some(volume.into()) })
+    object(
+        "PersistentVolumeClaim",
+        namespace,
+        name,
+        Spec::PersistentVolumeClaim {
+            volume: Some(volume.into()),
+        },
+    )
 }
 
 pub fn pv(name: &str, claim_namespace: &str, claim: &str, reclaim_delete: bool) -> Object {
@@ -145,7 +193,10 @@ pub fn pv(name: &str, claim_namespace: &str, claim: &str, reclaim_delete: bool) 
         "PersistentVolume",
         "",
         name,
-        Spec::PersistentVolume { reclaim_delete, claim: Some((claim_namespace.into(), claim.into())) },
+        Spec::PersistentVolume {
+            reclaim_delete,
+            claim: Some((claim_namespace.into(), claim.into())),
+        },
     )
 }
 
@@ -158,7 +209,14 @@ pub fn model(objects: Vec<Object>) -> ClusterModel {
 }
 
 /// An AdmissionReview v1 for `operation` on `group/version/resource` `namespace/name`.
-pub fn review(operation: &str, resource: (&str, &str, &str), kind: &str, namespace: &str, name: &str, extra: Json) -> Request {
+pub fn review(
+    operation: &str,
+    resource: (&str, &str, &str),
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    extra: Json,
+) -> Request {
     let (group, version, plural) = resource;
     let mut request = json!({
         "uid": "6a1c5d2e-1f0b-4c8e-9f3a-2b7d4e6c8a10",
@@ -175,15 +233,30 @@ pub fn review(operation: &str, resource: (&str, &str, &str), kind: &str, namespa
             target.insert(k.clone(), v.clone());
         }
     }
-    Request::from_review(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}))
-        .unwrap_or_else(|e| panic!("{e}"))
+    Request::from_review(
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A DELETE review with DeleteOptions carrying `propagation` (if any).
-pub fn delete(resource: (&str, &str, &str), kind: &str, namespace: &str, name: &str, propagation: Option<&str>) -> Request {
+pub fn delete(
+    resource: (&str, &str, &str),
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    propagation: Option<&str>,
+) -> Request {
     let mut options = json!({"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions"});
     if let Some(p) = propagation {
         options["propagationPolicy"] = json!(p);
     }
-    review("DELETE", resource, kind, namespace, name, json!({"options": options, "object": null}))
+    review(
+        "DELETE",
+        resource,
+        kind,
+        namespace,
+        name,
+        json!({"options": options, "object": null}),
+    )
 }

@@ -41,7 +41,10 @@ impl Method {
 fn text<'a>(value: &'a Value, what: &str) -> Result<&'a str, EvalError> {
     match value {
         Value::String(s) => Ok(s.as_str()),
-        other => Err(EvalError::function(&format!("cluster.{what}"), format!("expected a string, got {}", type_name(other)))),
+        other => Err(EvalError::function(
+            &format!("cluster.{what}"),
+            format!("expected a string, got {}", type_name(other)),
+        )),
     }
 }
 
@@ -49,14 +52,20 @@ fn text<'a>(value: &'a Value, what: &str) -> Result<&'a str, EvalError> {
 fn group_kind(kind: &str) -> (String, String) {
     match kind.split_once('.') {
         Some((kind, group)) => (group.to_owned(), kind.to_owned()),
-        None => (builtin_group(kind).unwrap_or_default().to_owned(), kind.to_owned()),
+        None => (
+            builtin_group(kind).unwrap_or_default().to_owned(),
+            kind.to_owned(),
+        ),
     }
 }
 
 fn labels_match(object: &Object, labels: Option<&Value>) -> Result<bool, EvalError> {
     let Some(labels) = labels else { return Ok(true) };
     let Value::Map(map) = labels else {
-        return Err(EvalError::function("cluster.list", format!("labels must be a map, got {}", type_name(labels))));
+        return Err(EvalError::function(
+            "cluster.list",
+            format!("labels must be a map, got {}", type_name(labels)),
+        ));
     };
     Ok(map.map.iter().all(|(k, v)| {
         let key = crate::cel::value::key_string(k);
@@ -65,7 +74,12 @@ fn labels_match(object: &Object, labels: Option<&Value>) -> Result<bool, EvalErr
 }
 
 /// Calls a `cluster` method against `view`.
-pub(crate) fn call(view: &dyn ClusterView, method: Method, args: &[Value], budget: &Budget) -> Result<Value, EvalError> {
+pub(crate) fn call(
+    view: &dyn ClusterView,
+    method: Method,
+    args: &[Value],
+    budget: &Budget,
+) -> Result<Value, EvalError> {
     let (group, kind) = group_kind(text(args.first().unwrap_or(&Value::Null), "kind")?);
     let namespace = text(args.get(1).unwrap_or(&Value::Null), "namespace")?;
     if method == Method::Get {
@@ -76,7 +90,10 @@ pub(crate) fn call(view: &dyn ClusterView, method: Method, args: &[Value], budge
     let candidates = if namespace.is_empty() {
         view.of_kind(&group, &kind)
     } else {
-        view.in_namespace(namespace).into_iter().filter(|o| *o.key.kind == *kind && *o.key.group == *group).collect()
+        view.in_namespace(namespace)
+            .into_iter()
+            .filter(|o| *o.key.kind == *kind && *o.key.group == *group)
+            .collect()
     };
     budget.charge_len(candidates.len())?;
     let mut chosen = Vec::new();
@@ -91,10 +108,15 @@ pub(crate) fn call(view: &dyn ClusterView, method: Method, args: &[Value], budge
     if chosen.len() > MAX_LISTED {
         return Err(EvalError::function(
             "cluster.list",
-            format!("{} objects match; a list returns at most {MAX_LISTED} (use cluster.count)", chosen.len()),
+            format!(
+                "{} objects match; a list returns at most {MAX_LISTED} (use cluster.count)",
+                chosen.len()
+            ),
         ));
     }
     chosen.sort_by(|a, b| a.key.cmp(&b.key));
     budget.charge(16 * chosen.len() as u64)?;
-    Ok(Value::List(std::sync::Arc::new(chosen.into_iter().map(|o| from_json(&json::to_json(o))).collect())))
+    Ok(Value::List(std::sync::Arc::new(
+        chosen.into_iter().map(|o| from_json(&json::to_json(o))).collect(),
+    )))
 }

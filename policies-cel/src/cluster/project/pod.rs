@@ -1,0 +1,346 @@
+//! Pods: where they run, whether they are ready, and what they depend on — claims, ConfigMaps
+//! and Secrets (volumes, projected sources, `env` key references and `envFrom`, in every kind
+//! of container) — and which taints they tolerate.
+
+use crate::cluster::ClusterModel;
+use crate::cluster::object::{ConfigUse, PodSpec, Text, Toleration};
+
+use super::ProjectError;
+use super::fields::{Fields, Result};
+
+/// The container lists whose environment can read ConfigMaps and Secrets.
+const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
+
+pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel) -> Result<PodSpec> {
+    let mut uses = Uses::default();
+    let mut pod = root.nested("spec", |spec| {
+        let mut pod = PodSpec {
+            node: spec.non_empty("nodeName")?.map(|n| model.intern(n)),
+            ..PodSpec::default()
+        };
+        spec.each("volumes", |volume| {
+            read_volume(volume, pod_name, &mut pod.claims, &mut uses, model)
+        })?;
+        for list in CONTAINER_LISTS {
+            spec.each(list, |container| read_container(container, &mut uses))?;
+        }
+        spec.each("tolerations", |toleration| {
+            pod.tolerations.push(read_toleration(toleration, model)?);
+            Ok(())
+        })?;
+        Ok(pod)
+    })?;
+    pod.config_maps = uses.config_maps.finish(model);
+    pod.secrets = uses.secrets.finish(model);
+    root.nested("status", |status| {
+        // A pod the API server has not seen yet is Pending.
+        pod.phase = model.intern(status.non_empty("phase")?.unwrap_or("Pending"));
+        status.each("conditions", |condition| {
+            if condition.str("type")? == Some("Ready") {
+                pod.ready = condition.str("status")? == Some("True");
+            }
+            Ok(())
+        })
+    })?;
+    Ok(pod)
+}
+
+fn read_volume(
+    volume: Fields<'_>,
+    pod_name: &str,
+    claims: &mut Vec<Text>,
+    uses: &mut Uses,
+    model: &mut ClusterModel,
+) -> Result<()> {
+    let mut claim = |name: &str, model: &mut ClusterModel| {
+        if !claims.iter().any(|c| &**c == name) {
+            claims.push(model.intern(name));
+        }
+    };
+    if volume.get("persistentVolumeClaim").is_some() {
+        claim(
+            volume.nested("persistentVolumeClaim", |c| c.required_str("claimName"))?,
+            model,
+        );
+    }
+    if volume.get("ephemeral").is_some() {
+        // A generic ephemeral volume's claim is named `<pod>-<volume>` by the ephemeral controller.
+        claim(&format!("{pod_name}-{}", volume.required_str("name")?), model);
+    }
+    if volume.get("configMap").is_some() {
+        volume.nested("configMap", |source| {
+            uses.config_maps.read(source, "name", "items")
+        })?;
+    }
+    if volume.get("secret").is_some() {
+        volume.nested("secret", |source| {
+            uses.secrets.read(source, "secretName", "items")
+        })?;
+    }
+    if volume.get("projected").is_some() {
+        volume.nested("projected", |projected| {
+            projected.each("sources", |source| {
+                if source.get("configMap").is_some() {
+                    source.nested("configMap", |s| uses.config_maps.read(s, "name", "items"))?;
+                }
+                if source.get("secret").is_some() {
+                    source.nested("secret", |s| uses.secrets.read(s, "name", "items"))?;
+                }
+                Ok(())
+            })
+        })?;
+    }
+    Ok(())
+}
+
+fn read_container(container: Fields<'_>, uses: &mut Uses) -> Result<()> {
+    container.each("env", |env| {
+        if env.get("valueFrom").is_none() {
+            return Ok(());
+        }
+        env.nested("valueFrom", |from| {
+            if from.get("configMapKeyRef").is_some() {
+                from.nested("configMapKeyRef", |r| uses.config_maps.read_key(r))?;
+            }
+            if from.get("secretKeyRef").is_some() {
+                from.nested("secretKeyRef", |r| uses.secrets.read_key(r))?;
+            }
+            Ok(())
+        })
+    })?;
+    container.each("envFrom", |from| {
+        if from.get("configMapRef").is_some() {
+            from.nested("configMapRef", |r| uses.config_maps.read(r, "name", ""))?;
+        }
+        if from.get("secretRef").is_some() {
+            from.nested("secretRef", |r| uses.secrets.read(r, "name", ""))?;
+        }
+        Ok(())
+    })
+}
+
+fn read_toleration(toleration: Fields<'_>, model: &mut ClusterModel) -> Result<Toleration> {
+    let exists = match toleration.non_empty("operator")? {
+        None | Some("Equal") => false,
+        Some("Exists") => true,
+        Some(other) => return Err(ProjectError::unsupported("operator", other, &["Equal", "Exists"])),
+    };
+    Ok(Toleration {
+        key: toleration.non_empty("key")?.map(|k| model.intern(k)),
+        exists,
+        value: toleration.non_empty("value")?.map(|v| model.intern(v)),
+        effect: toleration.non_empty("effect")?.map(|e| model.intern(e)),
+    })
+}
+
+/// The ConfigMaps and the Secrets a pod reads.
+#[derive(Debug, Default)]
+struct Uses {
+    config_maps: UseList,
+    secrets: UseList,
+}
+
+/// Uses of one kind, merged by name: the union of the keys read (all of them once any
+/// reference takes the whole object), required when any reference is.
+#[derive(Debug, Default)]
+struct UseList(Vec<(String, Option<Vec<String>>, bool)>);
+
+impl UseList {
+    /// A reference naming its object in `name_field` and its keys in `items_field` (`""`:
+    /// the whole object, as `envFrom` does).
+    fn read(&mut self, source: Fields<'_>, name_field: &str, items_field: &str) -> Result<()> {
+        let Some(name) = source.non_empty(name_field)? else {
+            return Ok(());
+        };
+        let mut keys = Vec::new();
+        if !items_field.is_empty() {
+            source.each(items_field, |item| {
+                keys.push(item.required_str("key")?.to_owned());
+                Ok(())
+            })?;
+        }
+        // No items (or an empty list) projects every key.
+        let keys = (!keys.is_empty()).then_some(keys);
+        self.add(name, keys, source.bool("optional")?.unwrap_or(false));
+        Ok(())
+    }
+
+    /// An `env[].valueFrom` key reference.
+    fn read_key(&mut self, reference: Fields<'_>) -> Result<()> {
+        let key = reference.required_str("key")?;
+        let optional = reference.bool("optional")?.unwrap_or(false);
+        if let Some(name) = reference.non_empty("name")? {
+            self.add(name, Some(vec![key.to_owned()]), optional);
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, name: &str, keys: Option<Vec<String>>, optional: bool) {
+        match self.0.iter_mut().find(|(n, _, _)| n == name) {
+            Some((_, existing, required)) => {
+                *required |= !optional;
+                match (existing.as_mut(), keys) {
+                    (Some(existing), Some(keys)) => existing.extend(keys),
+                    _ => *existing = None,
+                }
+            }
+            None => self.0.push((name.to_owned(), keys, !optional)),
+        }
+    }
+
+    fn finish(self, model: &mut ClusterModel) -> Vec<ConfigUse> {
+        let mut uses: Vec<ConfigUse> = self
+            .0
+            .into_iter()
+            .map(|(name, keys, required)| ConfigUse {
+                name: model.intern(&name),
+                keys: keys.map(|mut keys| {
+                    keys.sort();
+                    keys.dedup();
+                    keys.iter().map(|k| model.intern(k)).collect()
+                }),
+                required,
+            })
+            .collect();
+        uses.sort_by(|a, b| a.name.cmp(&b.name));
+        uses
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cluster::object::Spec;
+    use crate::cluster::project::project as project_object;
+    use serde_json::json;
+
+    fn pod(spec: serde_json::Value, status: serde_json::Value) -> PodSpec {
+        let mut model = ClusterModel::new();
+        let object = project_object(
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop"}, "spec": spec, "status": status}),
+            &mut model,
+        )
+        .unwrap();
+        match object.spec {
+            Spec::Pod(pod) => pod,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn config_use(name: &str, keys: Option<&[&str]>, required: bool) -> ConfigUse {
+        ConfigUse {
+            name: name.into(),
+            keys: keys.map(|k| k.iter().map(|k| Text::from(*k)).collect()),
+            required,
+        }
+    }
+
+    #[test]
+    fn node_phase_and_readiness() {
+        let p = pod(
+            json!({"nodeName": "node-a"}),
+            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "False"}]}),
+        );
+        assert_eq!(
+            (p.node.as_deref(), &*p.phase, p.ready),
+            (Some("node-a"), "Running", true)
+        );
+        let p = pod(json!({}), json!(null));
+        assert_eq!((p.node, &*p.phase, p.ready), (None, "Pending", false));
+    }
+
+    #[test]
+    fn claims_config_maps_and_secrets() {
+        let p = pod(
+            json!({
+                "volumes": [
+                    {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}},
+                    {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+                    {"name": "conf", "configMap": {"name": "web-config", "items": [{"key": "nginx.conf", "path": "nginx.conf"}]}},
+                    {"name": "tls", "secret": {"secretName": "web-tls", "optional": true}},
+                    {"name": "token", "projected": {"sources": [
+                        {"serviceAccountToken": {"path": "token"}},
+                        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                        {"secret": {"name": "web-extra"}}
+                    ]}}
+                ],
+                "initContainers": [{"name": "init", "envFrom": [{"configMapRef": {"name": "web-config"}}]}],
+                "containers": [{"name": "web", "env": [
+                    {"name": "A", "value": "x"},
+                    {"name": "B", "valueFrom": {"secretKeyRef": {"name": "web-db", "key": "password"}}},
+                    {"name": "C", "valueFrom": {"configMapKeyRef": {"name": "web-flags", "key": "beta", "optional": true}}},
+                    {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+                ]}],
+                "ephemeralContainers": [{"name": "debug", "envFrom": [{"secretRef": {"name": "web-tls"}}]}]
+            }),
+            json!({"phase": "Running"}),
+        );
+        assert_eq!(
+            p.claims,
+            vec![Text::from("data-web-0"), Text::from("web-0-scratch")]
+        );
+        assert_eq!(
+            p.config_maps,
+            vec![
+                config_use("kube-root-ca.crt", Some(&["ca.crt"]), true),
+                config_use("web-config", None, true),
+                config_use("web-flags", Some(&["beta"]), false),
+            ]
+        );
+        assert_eq!(
+            p.secrets,
+            vec![
+                config_use("web-db", Some(&["password"]), true),
+                config_use("web-extra", None, true),
+                config_use("web-tls", None, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn tolerations() {
+        let p = pod(
+            json!({"tolerations": [
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
+                {"operator": "Exists"}
+            ]}),
+            json!({}),
+        );
+        assert_eq!(
+            p.tolerations,
+            vec![
+                Toleration {
+                    key: Some("node.kubernetes.io/unreachable".into()),
+                    exists: true,
+                    value: None,
+                    effect: Some("NoExecute".into())
+                },
+                Toleration {
+                    key: Some("dedicated".into()),
+                    exists: false,
+                    value: Some("db".into()),
+                    effect: Some("NoSchedule".into())
+                },
+                Toleration {
+                    key: None,
+                    exists: true,
+                    value: None,
+                    effect: None
+                },
+            ]
+        );
+        let mut model = ClusterModel::new();
+        let error = project_object(
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"tolerations": [{"operator": "Maybe"}]}}),
+            &mut model,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "spec.tolerations[0].operator: Unsupported value: \"Maybe\": supported values: \"Equal\", \"Exists\""
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! Everything else the estimate reads: Services and their EndpointSlices, claims and volumes,
+//! Nodes, CustomResourceDefinitions, and the keys (never the values) of ConfigMaps and Secrets.
+
+use crate::cluster::ClusterModel;
+use crate::cluster::object::{Endpoint, Labels, Spec, Taint, Text};
+
+use super::ProjectError;
+use super::fields::{Fields, Result};
+
+/// The label naming an EndpointSlice's Service.
+const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+/// A Service; without a selector (absent or empty) its endpoints are managed by hand.
+pub(super) fn service(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let labels = spec.labels("selector", model)?;
+        Ok(Spec::Service {
+            selector: (!labels.is_empty()).then_some(labels),
+        })
+    })
+}
+
+/// An EndpointSlice: its Service (by label) and each endpoint's pod and readiness (an unset
+/// `ready` condition means ready, as the API documents).
+pub(super) fn endpoint_slice(root: Fields<'_>, labels: &Labels, model: &mut ClusterModel) -> Result<Spec> {
+    let service = labels
+        .iter()
+        .find(|(k, _)| &**k == SERVICE_NAME_LABEL)
+        .map(|(_, v)| v.clone());
+    let mut endpoints = Vec::new();
+    root.each("endpoints", |endpoint| {
+        let ready = endpoint
+            .nested("conditions", |conditions| conditions.bool("ready"))?
+            .unwrap_or(true);
+        let pod = endpoint.nested("targetRef", |target| match target.str("kind")? {
+            Some("Pod") => target.non_empty("name"),
+            _ => Ok(None),
+        })?;
+        endpoints.push(Endpoint {
+            pod: pod.map(|p| model.intern(p)),
+            ready,
+        });
+        Ok(())
+    })?;
+    Ok(Spec::EndpointSlice { service, endpoints })
+}
+
+/// A PersistentVolumeClaim and the volume it is bound to.
+pub(super) fn claim(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    let volume = root.nested("spec", |spec| spec.non_empty("volumeName"))?;
+    Ok(Spec::PersistentVolumeClaim {
+        volume: volume.map(|v| model.intern(v)),
+    })
+}
+
+/// A PersistentVolume: whether releasing it deletes its data (`persistentVolumeReclaimPolicy`,
+/// `Retain` when unset as for a volume created by hand) and the claim it is bound to.
+pub(super) fn volume(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let reclaim_delete = match spec.non_empty("persistentVolumeReclaimPolicy")? {
+            None | Some("Retain" | "Recycle") => false,
+            Some("Delete") => true,
+            Some(other) => {
+                let supported = ["Delete", "Recycle", "Retain"];
+                return Err(ProjectError::unsupported(
+                    "persistentVolumeReclaimPolicy",
+                    other,
+                    &supported,
+                ));
+            }
+        };
+        let claim = spec.nested("claimRef", |claim_ref| {
+            Ok(claim_ref
+                .non_empty("name")?
+                .zip(Some(claim_ref.non_empty("namespace")?.unwrap_or(""))))
+        })?;
+        let claim = claim.map(|(name, namespace)| (model.intern(namespace), model.intern(name)));
+        Ok(Spec::PersistentVolume {
+            reclaim_delete,
+            claim,
+        })
+    })
+}
+
+/// A Node: cordoned or not, and its taints.
+pub(super) fn node(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let mut taints = Vec::new();
+        spec.each("taints", |taint| {
+            let effect = match taint.required_str("effect")? {
+                effect @ ("NoSchedule" | "PreferNoSchedule" | "NoExecute") => effect,
+                other => {
+                    let supported = ["NoExecute", "NoSchedule", "PreferNoSchedule"];
+                    return Err(ProjectError::unsupported("effect", other, &supported));
+                }
+            };
+            taints.push(Taint {
+                key: model.intern(taint.required_str("key")?),
+                value: taint.non_empty("value")?.map(|v| model.intern(v)),
+                effect: model.intern(effect),
+            });
+            Ok(())
+        })?;
+        Ok(Spec::Node {
+            unschedulable: spec.bool("unschedulable")?.unwrap_or(false),
+            taints,
+        })
+    })
+}
+
+/// A CustomResourceDefinition: the kind it serves and whether its objects are namespaced.
+pub(super) fn definition(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let group = model.intern(spec.required_str("group")?);
+        let (kind, plural) = spec.nested("names", |names| {
+            Ok((names.required_str("kind")?, names.required_str("plural")?))
+        })?;
+        let namespaced = match spec.required_str("scope")? {
+            "Namespaced" => true,
+            "Cluster" => false,
+            other => {
+                return Err(ProjectError::unsupported(
+                    "scope",
+                    other,
+                    &["Cluster", "Namespaced"],
+                ));
+            }
+        };
+        Ok(Spec::CustomResourceDefinition {
+            group,
+            kind: model.intern(kind),
+            plural: model.intern(plural),
+            namespaced,
+        })
+    })
+}
+
+/// A ConfigMap's keys (`data` and `binaryData`).
+pub(super) fn config_map(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    Ok(Spec::ConfigMap {
+        keys: keys_of(root, &["data", "binaryData"], model)?,
+    })
+}
+
+/// A Secret's keys (`data` and `stringData`). The values are never read.
+pub(super) fn secret(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    Ok(Spec::Secret {
+        keys: keys_of(root, &["data", "stringData"], model)?,
+    })
+}
+
+fn keys_of(root: Fields<'_>, fields: &[&str], model: &mut ClusterModel) -> Result<Vec<Text>> {
+    let mut keys: Vec<&str> = Vec::new();
+    for field in fields {
+        keys.extend(root.keys(field)?);
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(keys.into_iter().map(|k| model.intern(k)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cluster::project::project;
+    use serde_json::{Value, json};
+
+    fn spec_of(value: Value) -> Spec {
+        project(&value, &mut ClusterModel::new()).unwrap().spec
+    }
+
+    fn texts(items: &[&str]) -> Vec<Text> {
+        items.iter().map(|s| Text::from(*s)).collect()
+    }
+
+    #[test]
+    fn services_with_and_without_selectors() {
+        let spec = spec_of(
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}}),
+        );
+        assert_eq!(
+            spec,
+            Spec::Service {
+                selector: Some(vec![("app".into(), "web".into())])
+            }
+        );
+        let spec = spec_of(
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"}, "spec": {"ports": []}}),
+        );
+        assert_eq!(spec, Spec::Service { selector: None });
+    }
+
+    #[test]
+    fn endpoint_slices() {
+        let spec = spec_of(json!({
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "web-abc", "labels": {"kubernetes.io/service-name": "web"}},
+            "endpoints": [
+                {"addresses": ["10.0.0.1"], "conditions": {"ready": true}, "targetRef": {"kind": "Pod", "name": "web-1"}},
+                {"addresses": ["10.0.0.2"], "conditions": {"ready": false}, "targetRef": {"kind": "Pod", "name": "web-2"}},
+                {"addresses": ["192.168.0.9"]}
+            ]
+        }));
+        let expected = Spec::EndpointSlice {
+            service: Some("web".into()),
+            endpoints: vec![
+                Endpoint {
+                    pod: Some("web-1".into()),
+                    ready: true,
+                },
+                Endpoint {
+                    pod: Some("web-2".into()),
+                    ready: false,
+                },
+                Endpoint {
+                    pod: None,
+                    ready: true,
+                },
+            ],
+        };
+        assert_eq!(spec, expected);
+    }
+
+    #[test]
+    fn claims_and_volumes() {
+        let spec = spec_of(
+            json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"}, "spec": {"volumeName": "pv-1"}}),
+        );
+        assert_eq!(
+            spec,
+            Spec::PersistentVolumeClaim {
+                volume: Some("pv-1".into())
+            }
+        );
+        let spec = spec_of(json!({
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+            "spec": {"persistentVolumeReclaimPolicy": "Delete", "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "db", "name": "data"}}
+        }));
+        assert_eq!(
+            spec,
+            Spec::PersistentVolume {
+                reclaim_delete: true,
+                claim: Some(("db".into(), "data".into()))
+            }
+        );
+        let spec = spec_of(
+            json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-2"}, "spec": {}}),
+        );
+        assert_eq!(
+            spec,
+            Spec::PersistentVolume {
+                reclaim_delete: false,
+                claim: None
+            }
+        );
+    }
+
+    #[test]
+    fn nodes_and_definitions() {
+        let spec = spec_of(json!({
+            "apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-b"},
+            "spec": {"unschedulable": true, "taints": [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]}
+        }));
+        let taint = Taint {
+            key: "dedicated".into(),
+            value: Some("db".into()),
+            effect: "NoSchedule".into(),
+        };
+        assert_eq!(
+            spec,
+            Spec::Node {
+                unschedulable: true,
+                taints: vec![taint]
+            }
+        );
+        let spec = spec_of(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "rabbitmqclusters.rabbitmq.com"},
+            "spec": {"group": "rabbitmq.com", "names": {"kind": "RabbitmqCluster", "plural": "rabbitmqclusters"}, "scope": "Namespaced"}
+        }));
+        let expected = Spec::CustomResourceDefinition {
+            group: "rabbitmq.com".into(),
+            kind: "RabbitmqCluster".into(),
+            plural: "rabbitmqclusters".into(),
+            namespaced: true,
+        };
+        assert_eq!(spec, expected);
+    }
+
+    #[test]
+    fn config_keys_and_secret_keys_only() {
+        let spec = spec_of(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"b": "1", "a": "2"}, "binaryData": {"logo.png": "iVBO"}}),
+        );
+        assert_eq!(
+            spec,
+            Spec::ConfigMap {
+                keys: texts(&["a", "b", "logo.png"])
+            }
+        );
+        let object = project(
+            &json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "admin"}}),
+            &mut ClusterModel::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            object.spec,
+            Spec::Secret {
+                keys: texts(&["password", "user"])
+            }
+        );
+        let debug = format!("{object:?}");
+        assert!(
+            !debug.contains("aHVudGVyMg==") && !debug.contains("admin"),
+            "{debug}"
+        );
+    }
+}

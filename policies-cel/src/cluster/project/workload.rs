@@ -1,0 +1,467 @@
+//! Workloads and disruption budgets: replicas, label selectors and rollout settings, with the
+//! API server's defaults (`apps/v1`, `batch/v1`, `policy/v1`).
+
+use crate::cluster::ClusterModel;
+use crate::cluster::object::{
+    DeploymentStrategy, IntOrPercent, Operator, Requirement, Retention, Selector, Spec, StatefulSetStrategy,
+};
+
+use super::ProjectError;
+use super::fields::{Fields, Result};
+
+/// `spec.replicas`: 1 when unset, never negative.
+fn replicas(spec: Fields<'_>) -> Result<i64> {
+    match spec.int("replicas")? {
+        None => Ok(1),
+        Some(n) if n < 0 => Err(ProjectError::field_error(
+            "replicas",
+            format!("Invalid value: {n}: must be greater than or equal to 0"),
+        )),
+        Some(n) => Ok(n),
+    }
+}
+
+/// A `metav1.LabelSelector`.
+pub(super) fn selector(fields: Fields<'_>, model: &mut ClusterModel) -> Result<Selector> {
+    let match_labels = fields.labels("matchLabels", model)?;
+    let mut expressions = Vec::new();
+    fields.each("matchExpressions", |expression| {
+        let key = model.intern(expression.required_str("key")?);
+        let operator = match expression.required_str("operator")? {
+            "In" => Operator::In,
+            "NotIn" => Operator::NotIn,
+            "Exists" => Operator::Exists,
+            "DoesNotExist" => Operator::DoesNotExist,
+            other => {
+                let supported = ["In", "NotIn", "Exists", "DoesNotExist"];
+                return Err(ProjectError::unsupported("operator", other, &supported));
+            }
+        };
+        let values = expression.strings("values")?;
+        match operator {
+            Operator::In | Operator::NotIn if values.is_empty() => {
+                return Err(ProjectError::field_error(
+                    "values",
+                    "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                ));
+            }
+            Operator::Exists | Operator::DoesNotExist if !values.is_empty() => {
+                return Err(ProjectError::field_error(
+                    "values",
+                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                ));
+            }
+            _ => {}
+        }
+        let values = values.into_iter().map(|v| model.intern(v)).collect();
+        expressions.push(Requirement {
+            key,
+            operator,
+            values,
+        });
+        Ok(())
+    })?;
+    Ok(Selector {
+        match_labels,
+        expressions,
+    })
+}
+
+/// The selector an `apps/v1` workload must have (and which may not be empty).
+fn workload_selector(spec: Fields<'_>, model: &mut ClusterModel) -> Result<Selector> {
+    if spec.get("selector").is_none() {
+        return Err(ProjectError::required("selector"));
+    }
+    let selector = spec.nested("selector", |s| selector(s, model))?;
+    if selector.is_empty() {
+        return Err(ProjectError::field_error(
+            "selector",
+            "Invalid value: an empty selector would select every pod of the namespace, which apps/v1 refuses",
+        ));
+    }
+    Ok(selector)
+}
+
+pub(super) fn deployment(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let strategy = spec.nested("strategy", |strategy| match strategy.non_empty("type")? {
+            None | Some("RollingUpdate") => strategy.nested("rollingUpdate", |rolling| {
+                Ok(DeploymentStrategy::RollingUpdate {
+                    max_unavailable: rolling
+                        .int_or_percent("maxUnavailable")?
+                        .unwrap_or(IntOrPercent::Percent(25)),
+                    max_surge: rolling
+                        .int_or_percent("maxSurge")?
+                        .unwrap_or(IntOrPercent::Percent(25)),
+                })
+            }),
+            Some("Recreate") => Ok(DeploymentStrategy::Recreate),
+            Some(other) => Err(ProjectError::unsupported(
+                "type",
+                other,
+                &["Recreate", "RollingUpdate"],
+            )),
+        })?;
+        Ok(Spec::Deployment {
+            replicas: replicas(spec)?,
+            selector: workload_selector(spec, model)?,
+            strategy,
+            paused: spec.bool("paused")?.unwrap_or(false),
+        })
+    })
+}
+
+pub(super) fn replica_set(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        Ok(Spec::ReplicaSet {
+            replicas: replicas(spec)?,
+            selector: workload_selector(spec, model)?,
+        })
+    })
+}
+
+pub(super) fn stateful_set(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let strategy = spec.nested("updateStrategy", |strategy| match strategy.non_empty("type")? {
+            None | Some("RollingUpdate") => strategy.nested("rollingUpdate", |rolling| {
+                Ok(StatefulSetStrategy::RollingUpdate {
+                    partition: rolling.int("partition")?.unwrap_or(0),
+                    max_unavailable: rolling
+                        .int_or_percent("maxUnavailable")?
+                        .unwrap_or(IntOrPercent::Int(1)),
+                })
+            }),
+            Some("OnDelete") => Ok(StatefulSetStrategy::OnDelete),
+            Some(other) => Err(ProjectError::unsupported(
+                "type",
+                other,
+                &["OnDelete", "RollingUpdate"],
+            )),
+        })?;
+        let parallel = match spec.non_empty("podManagementPolicy")? {
+            None | Some("OrderedReady") => false,
+            Some("Parallel") => true,
+            Some(other) => {
+                return Err(ProjectError::unsupported(
+                    "podManagementPolicy",
+                    other,
+                    &["OrderedReady", "Parallel"],
+                ));
+            }
+        };
+        let mut claim_templates = Vec::new();
+        spec.each("volumeClaimTemplates", |template| {
+            let name = template.nested("metadata", |meta| meta.required_str("name"))?;
+            claim_templates.push(model.intern(name));
+            Ok(())
+        })?;
+        let retention = spec.nested("persistentVolumeClaimRetentionPolicy", |policy| {
+            Ok(Retention {
+                delete_when_deleted: deletes(policy, "whenDeleted")?,
+                delete_when_scaled: deletes(policy, "whenScaled")?,
+            })
+        })?;
+        Ok(Spec::StatefulSet {
+            replicas: replicas(spec)?,
+            selector: workload_selector(spec, model)?,
+            strategy,
+            parallel,
+            claim_templates,
+            retention,
+        })
+    })
+}
+
+/// One rule of a StatefulSet's retention policy: `Retain` (the default) or `Delete`.
+fn deletes(policy: Fields<'_>, key: &str) -> Result<bool> {
+    match policy.non_empty(key)? {
+        None | Some("Retain") => Ok(false),
+        Some("Delete") => Ok(true),
+        Some(other) => Err(ProjectError::unsupported(key, other, &["Delete", "Retain"])),
+    }
+}
+
+/// A DaemonSet. `OnDelete` replaces no pod on a template change; the slim spec has no field
+/// for the strategy, so it is recorded as `maxUnavailable: 0, maxSurge: 0`, a pair the API
+/// server refuses for `RollingUpdate` and which therefore cannot be mistaken for one.
+pub(super) fn daemon_set(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let (max_unavailable, max_surge) =
+            spec.nested("updateStrategy", |strategy| match strategy.non_empty("type")? {
+                None | Some("RollingUpdate") => strategy.nested("rollingUpdate", |rolling| {
+                    Ok((
+                        rolling
+                            .int_or_percent("maxUnavailable")?
+                            .unwrap_or(IntOrPercent::Int(1)),
+                        rolling
+                            .int_or_percent("maxSurge")?
+                            .unwrap_or(IntOrPercent::Int(0)),
+                    ))
+                }),
+                Some("OnDelete") => Ok((IntOrPercent::Int(0), IntOrPercent::Int(0))),
+                Some(other) => Err(ProjectError::unsupported(
+                    "type",
+                    other,
+                    &["OnDelete", "RollingUpdate"],
+                )),
+            })?;
+        Ok(Spec::DaemonSet {
+            selector: workload_selector(spec, model)?,
+            max_unavailable,
+            max_surge,
+        })
+    })
+}
+
+pub(super) fn job(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let selector = match spec.get("selector") {
+            None => None,
+            Some(_) => Some(spec.nested("selector", |s| selector(s, model))?),
+        };
+        Ok(Spec::Job { selector })
+    })
+}
+
+/// A selector no pod satisfies (`In` with no values, which the API server never accepts).
+fn selects_nothing() -> Selector {
+    let nothing = Requirement {
+        key: "".into(),
+        operator: Operator::In,
+        values: Vec::new(),
+    };
+    Selector {
+        match_labels: Vec::new(),
+        expressions: vec![nothing],
+    }
+}
+
+/// A `policy/v1` PodDisruptionBudget: a null selector selects no pod, an empty one (`{}`) every
+/// pod of the namespace.
+pub(super) fn disruption_budget(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
+    root.nested("spec", |spec| {
+        let selector = match spec.get("selector") {
+            None => selects_nothing(),
+            Some(_) => spec.nested("selector", |s| selector(s, model))?,
+        };
+        let min_available = spec.int_or_percent("minAvailable")?;
+        let max_unavailable = spec.int_or_percent("maxUnavailable")?;
+        Ok(Spec::PodDisruptionBudget {
+            selector,
+            min_available,
+            max_unavailable,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cluster::project::project;
+    use serde_json::json;
+
+    fn spec_of(api_version: &str, kind: &str, spec: serde_json::Value) -> Spec {
+        let mut model = ClusterModel::new();
+        let value = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x", "namespace": "ns"}, "spec": spec});
+        project(&value, &mut model).unwrap().spec
+    }
+
+    fn error_of(api_version: &str, kind: &str, spec: serde_json::Value) -> String {
+        let mut model = ClusterModel::new();
+        let value = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}, "spec": spec});
+        project(&value, &mut model).unwrap_err().to_string()
+    }
+
+    fn app_selector() -> Selector {
+        Selector {
+            match_labels: vec![("app".into(), "x".into())],
+            expressions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn deployment_defaults() {
+        let spec = spec_of(
+            "apps/v1",
+            "Deployment",
+            json!({"selector": {"matchLabels": {"app": "x"}}}),
+        );
+        let expected = Spec::Deployment {
+            replicas: 1,
+            selector: app_selector(),
+            strategy: DeploymentStrategy::RollingUpdate {
+                max_unavailable: IntOrPercent::Percent(25),
+                max_surge: IntOrPercent::Percent(25),
+            },
+            paused: false,
+        };
+        assert_eq!(spec, expected);
+        let spec = spec_of(
+            "apps/v1",
+            "Deployment",
+            json!({"replicas": 0, "paused": true, "selector": {"matchLabels": {"app": "x"}}, "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}),
+        );
+        let expected = Spec::Deployment {
+            replicas: 0,
+            selector: app_selector(),
+            strategy: DeploymentStrategy::RollingUpdate {
+                max_unavailable: IntOrPercent::Percent(25),
+                max_surge: IntOrPercent::Int(1),
+            },
+            paused: true,
+        };
+        assert_eq!(spec, expected);
+        let spec = spec_of(
+            "apps/v1",
+            "Deployment",
+            json!({"selector": {"matchLabels": {"app": "x"}}, "strategy": {"type": "Recreate"}}),
+        );
+        assert!(matches!(
+            spec,
+            Spec::Deployment {
+                strategy: DeploymentStrategy::Recreate,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn stateful_set_defaults_and_settings() {
+        let spec = spec_of(
+            "apps/v1",
+            "StatefulSet",
+            json!({"selector": {"matchLabels": {"app": "x"}}}),
+        );
+        let expected = Spec::StatefulSet {
+            replicas: 1,
+            selector: app_selector(),
+            strategy: StatefulSetStrategy::RollingUpdate {
+                partition: 0,
+                max_unavailable: IntOrPercent::Int(1),
+            },
+            parallel: false,
+            claim_templates: Vec::new(),
+            retention: Retention::default(),
+        };
+        assert_eq!(spec, expected);
+        let spec = spec_of(
+            "apps/v1",
+            "StatefulSet",
+            json!({
+                "replicas": 5, "selector": {"matchLabels": {"app": "x"}}, "podManagementPolicy": "Parallel",
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 2, "maxUnavailable": "50%"}},
+                "volumeClaimTemplates": [{"metadata": {"name": "data"}}, {"metadata": {"name": "wal"}}],
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"}
+            }),
+        );
+        let expected = Spec::StatefulSet {
+            replicas: 5,
+            selector: app_selector(),
+            strategy: StatefulSetStrategy::RollingUpdate {
+                partition: 2,
+                max_unavailable: IntOrPercent::Percent(50),
+            },
+            parallel: true,
+            claim_templates: vec!["data".into(), "wal".into()],
+            retention: Retention {
+                delete_when_deleted: true,
+                delete_when_scaled: false,
+            },
+        };
+        assert_eq!(spec, expected);
+        let spec = spec_of(
+            "apps/v1",
+            "StatefulSet",
+            json!({"selector": {"matchLabels": {"app": "x"}}, "updateStrategy": {"type": "OnDelete"}}),
+        );
+        assert!(matches!(
+            spec,
+            Spec::StatefulSet {
+                strategy: StatefulSetStrategy::OnDelete,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn daemon_set_and_job() {
+        let spec = spec_of(
+            "apps/v1",
+            "DaemonSet",
+            json!({"selector": {"matchLabels": {"app": "x"}}}),
+        );
+        let expected = Spec::DaemonSet {
+            selector: app_selector(),
+            max_unavailable: IntOrPercent::Int(1),
+            max_surge: IntOrPercent::Int(0),
+        };
+        assert_eq!(spec, expected);
+        assert_eq!(
+            spec_of("batch/v1", "Job", json!({})),
+            Spec::Job { selector: None }
+        );
+    }
+
+    #[test]
+    fn disruption_budgets() {
+        let spec = spec_of(
+            "policy/v1",
+            "PodDisruptionBudget",
+            json!({"minAvailable": "50%", "selector": {}}),
+        );
+        let expected = Spec::PodDisruptionBudget {
+            selector: Selector::default(),
+            min_available: Some(IntOrPercent::Percent(50)),
+            max_unavailable: None,
+        };
+        assert_eq!(spec, expected);
+        let Spec::PodDisruptionBudget { selector, .. } =
+            spec_of("policy/v1", "PodDisruptionBudget", json!({"maxUnavailable": 1}))
+        else {
+            panic!("not a PDB");
+        };
+        assert!(!selector.matches(&Vec::new()), "a null selector selects no pod");
+    }
+
+    #[test]
+    fn selector_errors() {
+        assert_eq!(
+            error_of(
+                "apps/v1",
+                "StatefulSet",
+                json!({"replicas": "three", "selector": {"matchLabels": {"app": "x"}}})
+            ),
+            "spec.replicas: expected an integer, found \"three\""
+        );
+        assert_eq!(
+            error_of("apps/v1", "ReplicaSet", json!({})),
+            "spec.selector: Required value"
+        );
+        assert_eq!(
+            error_of(
+                "apps/v1",
+                "Deployment",
+                json!({"selector": {"matchExpressions": [{"key": "app", "operator": "Contains", "values": ["x"]}]}})
+            ),
+            "spec.selector.matchExpressions[0].operator: Unsupported value: \"Contains\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\""
+        );
+        assert_eq!(
+            error_of(
+                "apps/v1",
+                "Deployment",
+                json!({"selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}})
+            ),
+            "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+        );
+        assert_eq!(
+            error_of(
+                "policy/v1",
+                "PodDisruptionBudget",
+                json!({"minAvailable": "half"})
+            ),
+            "spec.minAvailable: expected an integer or a percentage such as \"25%\", found \"half\""
+        );
+    }
+}

@@ -136,6 +136,12 @@ pub fn text(decision: &Decision, request: &Request, verbose: bool, style: Style)
             let _ = writeln!(out, "  {}", policy_line(result, style));
         }
     }
+    if let Some(impact) = &decision.impact {
+        let _ = writeln!(out, "\n{}", style.bold("Impact:"));
+        for line in crate::report::impact::tree(impact, style).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if let Some(message) = decision.status_message() {
         let status = format!(
             "kube-apiserver would answer {}: {message}",

@@ -15,6 +15,48 @@ pub struct Expect {
     pub warnings: Option<Vec<Regex>>,
     pub policies: Vec<String>,
     pub audit_annotations: Vec<(String, Regex)>,
+    /// `impact.summary` figures the estimate must show, by contract name.
+    pub impact_summary: Vec<(String, u64)>,
+}
+
+/// The summary fields a suite may expect (the `impact` contract).
+const SUMMARY_FIELDS: &[&str] = &[
+    "deleted",
+    "podsDisrupted",
+    "dataLoss",
+    "servicesWithoutEndpoints",
+    "pdbViolations",
+    "workloadsDown",
+    "quorumLost",
+    "brokenReferences",
+];
+
+/// `expect.impact`: `{summary: {field: count, ...}}`.
+fn impact_expectations(doc: &serde_json::Value) -> Result<Vec<(String, u64)>, String> {
+    let Some(object) = doc.as_object() else {
+        return Err("expect.impact must be a map".into());
+    };
+    if let Some(other) = object.keys().find(|k| k.as_str() != "summary") {
+        return Err(format!("expect.impact.{other}: only `summary` can be expected"));
+    }
+    let Some(summary) = object.get("summary").and_then(|s| s.as_object()) else {
+        return Err("expect.impact.summary must be a map of figures".into());
+    };
+    summary
+        .iter()
+        .map(|(field, value)| {
+            if !SUMMARY_FIELDS.contains(&field.as_str()) {
+                return Err(format!(
+                    "expect.impact.summary.{field}: unknown figure (expected one of {})",
+                    SUMMARY_FIELDS.join(", ")
+                ));
+            }
+            let count = value
+                .as_u64()
+                .ok_or_else(|| format!("expect.impact.summary.{field}: expected a non-negative integer"))?;
+            Ok((field.clone(), count))
+        })
+        .collect()
 }
 
 fn regex(field: &str, pattern: &str) -> Result<Regex, String> {
@@ -24,9 +66,6 @@ fn regex(field: &str, pattern: &str) -> Result<Regex, String> {
 impl Expect {
     /// Compiles the written expectations.
     pub fn compile(doc: &ExpectDoc) -> Result<Self, String> {
-        if doc.impact.is_some() {
-            return Err("expect.impact is reserved for the impact estimate and not supported yet".into());
-        }
         if doc.allowed && doc.denials.is_some_and(|n| n > 0) {
             return Err("expect.allowed is true but expect.denials is not 0".into());
         }
@@ -50,7 +89,18 @@ impl Expect {
                 .flatten()
                 .map(|(key, value)| Ok((key.clone(), regex(&format!("auditAnnotations[{key:?}]"), value)?)))
                 .collect::<Result<Vec<_>, String>>()?,
+            impact_summary: doc
+                .impact
+                .as_ref()
+                .map(impact_expectations)
+                .transpose()?
+                .unwrap_or_default(),
         })
+    }
+
+    /// True when the expectations read the impact estimate.
+    pub fn reads_impact(&self) -> bool {
+        !self.impact_summary.is_empty()
     }
 
     /// Every way `decision` differs from the expectation; empty when the case passes.
@@ -110,7 +160,30 @@ impl Expect {
                 Some(_) => {}
             }
         }
+        self.check_impact(decision, &mut out);
         out
+    }
+
+    fn check_impact(&self, decision: &Decision, out: &mut Vec<String>) {
+        if self.impact_summary.is_empty() {
+            return;
+        }
+        let Some(impact) = &decision.impact else {
+            out.push("expected impact figures, but no estimate was made".to_owned());
+            return;
+        };
+        let summary = serde_json::to_value(impact.summary).unwrap_or_default();
+        for (field, expected) in &self.impact_summary {
+            let actual = summary
+                .get(field)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or_default();
+            if actual != *expected {
+                out.push(format!(
+                    "expected impact.summary.{field} = {expected}, got {actual}"
+                ));
+            }
+        }
     }
 
     fn check_warnings(&self, decision: &Decision, out: &mut Vec<String>) {
@@ -215,6 +288,8 @@ mod tests {
     fn bad_expectations_are_rejected_when_loading() {
         assert!(Expect::compile(&doc("allowed: false\nmessage: '('")).is_err());
         assert!(Expect::compile(&doc("allowed: true\ndenials: 2")).is_err());
-        assert!(Expect::compile(&doc("allowed: true\nimpact: {summary: {}}")).is_err());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {summary: {podsDisrupted: 3}}")).is_ok());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {summary: {podsKilled: 3}}")).is_err());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {deleted: []}")).is_err());
     }
 }

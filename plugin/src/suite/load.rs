@@ -25,6 +25,8 @@ pub struct Suite {
     pub name: String,
     pub policies: Vec<PolicySource>,
     pub params: Vec<PathBuf>,
+    /// Cluster snapshots the cases are judged against (empty: an empty cluster).
+    pub cluster: Vec<PathBuf>,
     pub cases: Vec<Case>,
 }
 
@@ -161,11 +163,6 @@ fn prepare_suite(
             doc.api_version
         )));
     }
-    if let Some(snapshot) = doc.cluster.first() {
-        return Err(fail(format!(
-            "cluster: {snapshot}: cluster snapshots are not supported yet (they arrive with the cluster model)"
-        )));
-    }
     if doc.policies.is_empty() {
         return Err(fail(
             "policies: give at least one policy file or directory, or `builtin`".into(),
@@ -191,6 +188,7 @@ fn prepare_suite(
         })
         .collect();
     let params = doc.params.iter().map(|p| source.dir.join(p)).collect();
+    let cluster = doc.cluster.iter().map(|p| source.dir.join(p)).collect();
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut cases = Vec::with_capacity(doc.cases.len());
     for case in &doc.cases {
@@ -221,6 +219,7 @@ fn prepare_suite(
         name,
         policies,
         params,
+        cluster,
         cases,
     })
 }

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use policies_cel::{Decision, EmptyCluster, evaluate};
+use policies_cel::impact::estimate;
+use policies_cel::{Decision, evaluate};
 use regex::Regex;
 
 use crate::exit::Failure;
@@ -98,11 +99,20 @@ pub fn run(suites: &[Suite], filter: Option<&Regex>, progress: &ProgressBar) -> 
                 anyhow::anyhow!("{:#}", failure.error()).context(format!("suite {}", suite.file.display()));
             Failure::new(exit, error)
         })?;
+        let cluster = crate::cluster::load(&suite.cluster).map_err(|failure| {
+            let exit = failure.exit();
+            let error =
+                anyhow::anyhow!("{:#}", failure.error()).context(format!("suite {}", suite.file.display()));
+            Failure::new(exit, error)
+        })?;
         let mut cases = Vec::with_capacity(selected_cases.len());
         for case in selected_cases {
             progress.set_message(case.name.clone());
             let case_started = Instant::now();
-            let decision = evaluate(&set, &case.request, &EmptyCluster);
+            let mut decision = evaluate(&set, &case.request, cluster.as_ref());
+            if decision.impact.is_none() && case.expect.reads_impact() {
+                decision.impact = Some(estimate(&case.request, cluster.as_ref()));
+            }
             let failures = case.expect.mismatches(&decision);
             cases.push(CaseResult {
                 name: case.name.clone(),

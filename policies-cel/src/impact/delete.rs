@@ -61,6 +61,7 @@ pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Ef
         ));
         return;
     };
+    note_dangling_owners(view, target, effects);
     let propagation = propagation(subject);
     if propagation == Propagation::Orphan {
         effects.note(format!(
@@ -75,6 +76,30 @@ pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Ef
         "deleted by the request".to_owned(),
         effects,
     );
+}
+
+/// Owners that no longer exist, or whose uid now belongs to another object: the requester may be
+/// acting on a stale view of the cluster.
+pub(crate) fn note_dangling_owners(view: &dyn ClusterView, object: &Object, effects: &mut Effects) {
+    for owner in &object.owners {
+        if view.by_uid(&owner.uid).is_some() {
+            continue;
+        }
+        let group = owner.api_version.split_once('/').map_or("", |(group, _)| group);
+        let namesake = [object.key.namespace.as_ref(), ""]
+            .into_iter()
+            .find_map(|ns| view.get(&ObjectKey::new(group, &owner.kind, ns, &owner.name)));
+        effects.note(match namesake.and_then(|o| o.uid.as_deref()) {
+            Some(live_uid) => format!(
+                "{} names owner {} {} with uid {}, but the live {} {} has uid {live_uid}: a stale ownerReference",
+                object.key, owner.kind, owner.name, owner.uid, owner.kind, owner.name
+            ),
+            None => format!(
+                "{} names owner {} {} (uid {}), which no longer exists: a stale ownerReference",
+                object.key, owner.kind, owner.name, owner.uid
+            ),
+        });
+    }
 }
 
 /// Deletes `object` and, unless orphaned, everything that depends on it.

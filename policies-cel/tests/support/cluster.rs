@@ -41,7 +41,10 @@ fn group_of(kind: &str) -> &'static str {
 pub fn object(kind: &str, namespace: &str, name: &str, spec: Spec) -> Object {
     Object {
         key: ObjectKey::new(group_of(kind), kind, namespace, name),
-        api_version: "v1".into(),
+        api_version: match group_of(kind) {
+            "" => "v1".into(),
+            group => format!("{group}/v1").into(),
+        },
         uid: Some(uid(kind, name)),
         labels: Labels::new(),
         annotations: Labels::new(),

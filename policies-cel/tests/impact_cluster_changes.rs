@@ -30,7 +30,7 @@ fn app_pod(namespace: &str, name: &str, node: &str, app: &str) -> Object {
 }
 
 fn tolerating(mut pod: Object, tolerations: Vec<Toleration>) -> Object {
-    pod_spec(&mut pod).tolerations = tolerations;
+    pod_spec(&mut pod).tolerations = tolerations.into();
     pod
 }
 
@@ -66,11 +66,14 @@ fn reading(mut pod: Object, kind: &str, name: &str, keys: Option<&[&str]>, requi
         required,
     };
     let spec = pod_spec(&mut pod);
-    if kind == "Secret" {
-        spec.secrets.push(config)
+    let uses = if kind == "Secret" {
+        &mut spec.secrets
     } else {
-        spec.config_maps.push(config)
-    }
+        &mut spec.config_maps
+    };
+    let mut list = std::mem::take(uses).into_vec();
+    list.push(config);
+    *uses = list.into();
     pod
 }
 
@@ -81,7 +84,7 @@ fn node(name: &str) -> Object {
         name,
         Spec::Node {
             unschedulable: false,
-            taints: Vec::new(),
+            taints: Box::default(),
         },
     )
 }
@@ -504,7 +507,7 @@ fn a_no_execute_taint_on_the_node_of_the_last_replicas_takes_the_workload_down()
 /// ConfigMap `shop/settings` read by `api-0` (env keyRef LOG_LEVEL), `api-1` (envFrom, whole)
 /// and `api-2` (optional keyRef LOG_LEVEL).
 fn settings() -> ClusterModel {
-    let keys: Vec<Text> = ["LOG_LEVEL", "CACHE_TTL"]
+    let keys: Box<[Text]> = ["LOG_LEVEL", "CACHE_TTL"]
         .iter()
         .map(|k| Text::from(*k))
         .collect();
@@ -606,7 +609,7 @@ fn removing_a_secret_key_mounted_through_items_breaks_the_mount() {
             "databases",
             "pg-credentials",
             Spec::Secret {
-                keys: vec!["password".into(), "username".into()],
+                keys: Box::new(["password".into(), "username".into()]),
             },
         ),
         reading(

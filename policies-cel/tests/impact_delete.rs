@@ -362,7 +362,7 @@ fn web() -> ClusterModel {
             "node-a",
             Spec::Node {
                 unschedulable: false,
-                taints: vec![],
+                taints: Box::default(),
             },
         ),
     ]);
@@ -552,10 +552,27 @@ fn an_object_the_model_has_never_seen_changes_nothing() {
 fn a_dangling_owner_reference_is_reported() {
     let gone = replicaset("shop", "web-old", 1, "web");
     let orphan = owned_by(pod("shop", "web-old-x", "node-a", true), &gone);
-    let impact = estimate(&delete(("", "v1", "pods"), "Pod", "shop", "web-old-x", None), &model(vec![orphan]));
-    assert_eq!(impact.summary, Summary { deleted: 1, pods_disrupted: 1, ..Summary::default() });
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "shop", "web-old-x", None),
+        &model(vec![orphan]),
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            pods_disrupted: 1,
+            ..Summary::default()
+        }
+    );
     assert!(!impact.pods[0].replaced, "no live controller recreates it");
-    assert!(impact.notes.iter().any(|n| n.contains("which no longer exists: a stale ownerReference")), "{:?}", impact.notes);
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("which no longer exists: a stale ownerReference")),
+        "{:?}",
+        impact.notes
+    );
 }
 
 #[test]
@@ -564,9 +581,15 @@ fn an_owner_reference_to_a_recreated_namesake_is_reported() {
     let mut recreated = replicaset("shop", "web", 1, "web");
     recreated.uid = Some("uid-replicaset-web-recreated".into());
     let stale = owned_by(pod("shop", "web-x", "node-a", true), &old);
-    let impact = estimate(&delete(("", "v1", "pods"), "Pod", "shop", "web-x", None), &model(vec![recreated, stale]));
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "shop", "web-x", None),
+        &model(vec![recreated, stale]),
+    );
     assert!(
-        impact.notes.iter().any(|n| n.contains("but the live ReplicaSet web has uid uid-replicaset-web-recreated")),
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("but the live ReplicaSet web has uid uid-replicaset-web-recreated")),
         "{:?}",
         impact.notes
     );

@@ -7,7 +7,8 @@
 
 use policies_cel::Request;
 use policies_cel::cluster::object::{
-    DeploymentStrategy, IntOrPercent, Labels, OwnerRef, PodSpec, Retention, Selector, StatefulSetStrategy,
+    DeploymentStrategy, IntOrPercent, Labels, OwnerRef, Phase, PodSpec, Retention, Selector,
+    StatefulSetStrategy,
 };
 use policies_cel::cluster::{ClusterModel, Object, ObjectKey, Spec};
 use policies_cel::impact::{Impact, estimate};
@@ -28,7 +29,7 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 fn app(name: &str) -> Selector {
     Selector {
         match_labels: labels(&[("app", name)]),
-        expressions: Vec::new(),
+        expressions: Box::default(),
     }
 }
 
@@ -42,16 +43,17 @@ fn object(group: &str, kind: &str, name: &str, spec: Spec) -> Object {
             format!("{group}/v1").into()
         },
         uid: Some(format!("uid-{kind}-{name}").into()),
-        labels: Vec::new(),
-        annotations: Vec::new(),
-        owners: Vec::new(),
+        labels: Box::default(),
+        annotations: Box::default(),
+        owners: Box::default(),
         terminating: false,
         spec,
     }
 }
 
 fn controlled_by(mut object: Object, owner: &Object) -> Object {
-    object.owners.push(OwnerRef {
+    let mut owners = std::mem::take(&mut object.owners).into_vec();
+    owners.push(OwnerRef {
         uid: owner.uid.clone().unwrap(),
         api_version: owner.api_version.clone(),
         kind: owner.key.kind.clone(),
@@ -59,6 +61,7 @@ fn controlled_by(mut object: Object, owner: &Object) -> Object {
         controller: true,
         block_owner_deletion: true,
     });
+    object.owners = owners.into();
     object
 }
 
@@ -66,7 +69,7 @@ fn controlled_by(mut object: Object, owner: &Object) -> Object {
 fn pod(name: &str, owner: &Object, app: &str, ready: bool) -> Object {
     let spec = PodSpec {
         node: Some(format!("node-{name}").into()),
-        phase: "Running".into(),
+        phase: Phase::Running,
         ready,
         ..PodSpec::default()
     };
@@ -868,11 +871,11 @@ fn replicaset_ranking_prefers_unassigned_then_pending_pods() {
     let mut unassigned = pod("api-z", &rs, "api", false);
     if let Spec::Pod(spec) = &mut unassigned.spec {
         spec.node = None;
-        spec.phase = "Pending".into();
+        spec.phase = Phase::Pending;
     }
     let mut pending = pod("api-y", &rs, "api", false);
     if let Spec::Pod(spec) = &mut pending.spec {
-        spec.phase = "Pending".into();
+        spec.phase = Phase::Pending;
     }
     for p in [
         unassigned,

@@ -59,18 +59,18 @@ fn get<'m>(model: &'m ClusterModel, group: &str, kind: &str, namespace: &str, na
         .unwrap_or_else(|| panic!("{kind} {namespace}/{name} is not in the model"))
 }
 
-fn texts(items: &[&str]) -> Vec<Text> {
+fn texts(items: &[&str]) -> Box<[Text]> {
     items.iter().map(|s| Text::from(*s)).collect()
 }
 
-fn labels(pairs: &[(&str, &str)]) -> Vec<(Text, Text)> {
+fn labels(pairs: &[(&str, &str)]) -> Box<[(Text, Text)]> {
     pairs
         .iter()
         .map(|(k, v)| (Text::from(*k), Text::from(*v)))
         .collect()
 }
 
-fn default_tolerations() -> Vec<Toleration> {
+fn default_tolerations() -> Box<[Toleration]> {
     ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
         .into_iter()
         .map(|key| Toleration {
@@ -104,7 +104,7 @@ fn database_scene() {
     assert_eq!(sts.uid.as_deref(), Some(PG_MAIN_UID));
     let selector = Selector {
         match_labels: labels(&[("app.kubernetes.io/instance", "pg-main")]),
-        expressions: vec![],
+        expressions: vec![].into_boxed_slice(),
     };
     let expected = Spec::StatefulSet {
         replicas: 3,
@@ -138,7 +138,7 @@ fn database_scene() {
     );
     let spec = pod.pod().unwrap();
     assert_eq!(
-        (spec.node.as_deref(), &*spec.phase, spec.ready),
+        (spec.node.as_deref(), spec.phase.as_str(), spec.ready),
         (Some("worker-a-2"), "Running", true)
     );
     assert_eq!(spec.claims, texts(&["data-pg-main-1"]));
@@ -147,7 +147,7 @@ fn database_scene() {
         keys: Some(texts(&["ca.crt"])),
         required: true,
     };
-    assert_eq!(spec.config_maps, vec![root_ca]);
+    assert_eq!(spec.config_maps, vec![root_ca].into_boxed_slice());
     assert!(spec.secrets.is_empty());
     assert_eq!(spec.tolerations, default_tolerations());
     assert_eq!(names(model.pods_on_node("worker-b-1")), ["Pod pg-main-2"]);
@@ -203,7 +203,7 @@ fn database_scene() {
         slices[0].spec,
         Spec::EndpointSlice {
             service: Some("pg-main".into()),
-            endpoints
+            endpoints: endpoints.into()
         }
     );
     assert_eq!(
@@ -238,7 +238,7 @@ fn web_scene() {
     let web = get(&model, "apps", "Deployment", "shop", "web");
     let selector = Selector {
         match_labels: labels(&[("app.kubernetes.io/name", "web")]),
-        expressions: vec![],
+        expressions: vec![].into_boxed_slice(),
     };
     let expected = Spec::Deployment {
         replicas: 4,
@@ -292,7 +292,7 @@ fn web_scene() {
         keys: Some(texts(&["ca.crt"])),
         required: true,
     };
-    assert_eq!(pod.config_maps, vec![root_ca, web_config]);
+    assert_eq!(pod.config_maps, vec![root_ca, web_config].into_boxed_slice());
     assert_eq!(
         pod.secrets,
         vec![ConfigUse {
@@ -300,6 +300,7 @@ fn web_scene() {
             keys: Some(texts(&["password"])),
             required: true
         }]
+        .into_boxed_slice()
     );
     let dedicated = Toleration {
         key: Some("dedicated".into()),
@@ -318,14 +319,14 @@ fn web_scene() {
         get(&model, "", "Node", "", "node-b").spec,
         Spec::Node {
             unschedulable: false,
-            taints: vec![taint]
+            taints: vec![taint].into_boxed_slice()
         }
     );
     assert_eq!(
         get(&model, "", "Node", "", "node-a").spec,
         Spec::Node {
             unschedulable: false,
-            taints: vec![]
+            taints: vec![].into_boxed_slice()
         }
     );
 
@@ -479,6 +480,7 @@ fn operator_scene() {
             keys: None,
             required: true
         }]
+        .into_boxed_slice()
     );
     let debug = format!("{model:?}");
     for value in ["WGtRMndaZzhwTHJ0", "ZGVmYXVsdF91c2VyX1hrUTJ3"] {
@@ -544,7 +546,8 @@ fn mixed_directory_with_multi_document_yaml_typed_lists_and_json() {
                 key: "tier".into(),
                 operator: Operator::NotIn,
                 values: texts(&["test"]),
-            }],
+            }]
+            .into_boxed_slice(),
         },
         strategy: StatefulSetStrategy::RollingUpdate {
             partition: 0,
@@ -572,6 +575,7 @@ fn mixed_directory_with_multi_document_yaml_typed_lists_and_json() {
                 pod: None,
                 ready: true
             }]
+            .into_boxed_slice()
         }
     );
     let redis_0 = get(&model, "", "Pod", "cache", "redis-0");
@@ -600,7 +604,10 @@ fn mixed_directory_with_multi_document_yaml_typed_lists_and_json() {
         value: None,
         effect: None,
     };
-    assert_eq!(exporter_pods[0].pod().unwrap().tolerations, vec![everything]);
+    assert_eq!(
+        exporter_pods[0].pod().unwrap().tolerations,
+        vec![everything].into_boxed_slice()
+    );
 
     // The JSON List: CronJob (kept as Other) → Job → a finished pod with an optional key.
     let cron = get(&model, "batch", "CronJob", "batch", "nightly-report");
@@ -620,7 +627,7 @@ fn mixed_directory_with_multi_document_yaml_typed_lists_and_json() {
         keys: Some(texts(&["bucket"])),
         required: false,
     };
-    assert_eq!(report.config_maps, vec![settings]);
+    assert_eq!(report.config_maps, vec![settings].into_boxed_slice());
     assert_eq!(model.in_namespace("monitoring").len(), 3);
 }
 
@@ -816,14 +823,17 @@ const MEMORY_PROBE: &str = "SUTURE_MEMORY_PROBE";
 /// Resident memory per pod a model costs (slim objects, interned strings, every index),
 /// measured in a process of its own so that no other test's allocations count.
 ///
-/// The target is 1 KiB per pod; today's model does not meet it: about 2.0 KiB resident (1.7 KiB
-/// of live heap) for 50k realistic pods, of which the projection's own heap is ~0.67 KiB, the
-/// `Object` itself 312 bytes, and the model's slot vector and indexes ~0.76 KiB. This test keeps
-/// the figure from growing; the figure is printed with `--nocapture`.
+/// The target is 1 KiB per pod. For these 50k pods (three labels, an owner, three ConfigMap or
+/// Secret uses and two tolerations each, with label values, ConfigMaps and namespaces spread so
+/// that most index keys are a pod's own) the model costs about 1.5 KiB resident: the `Object`
+/// itself 248 bytes, its own name and uid ~110, its lists ~530 (tolerations 128, labels 112,
+/// ConfigMap/Secret uses with their keys ~210, owner 80), and the indexes, whose label and
+/// ConfigMap keys are mostly unique per pod here, most of the rest. The budget leaves ~15%
+/// headroom over that figure, which `--nocapture` prints.
 #[test]
 fn memory_per_pod_stays_within_budget() {
     const PODS: usize = 50_000;
-    const BUDGET: u64 = 2304;
+    const BUDGET: u64 = 1728;
     if std::env::var_os(MEMORY_PROBE).is_some() {
         let before = resident_bytes().unwrap();
         let mut model = ClusterModel::new();

@@ -46,7 +46,7 @@ pub fn to_json(object: &Object) -> Json {
     let (spec, status) = match &object.spec {
         Spec::Pod(pod) => (
             json!({"nodeName": pod.node.as_deref()}),
-            json!({"phase": &*pod.phase, "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
+            json!({"phase": pod.phase.as_str(), "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
         ),
         Spec::Deployment {
             replicas,

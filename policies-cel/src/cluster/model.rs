@@ -4,7 +4,10 @@
 //! Filled from snapshot files by the plugin and kept current by watches in the gateway
 //! (`insert` replaces an object with the same key, `remove` takes it out; indexes follow).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hash, RandomState};
+
+use hashbrown::{Equivalent, HashMap, HashTable};
 
 use crate::cluster::object::{Labels, Object, ObjectKey, Selector, Spec, Text};
 use crate::cluster::view::ClusterView;
@@ -15,43 +18,141 @@ pub type ObjectId = u32;
 /// How many objects of each kind the model holds, for summaries and metrics.
 pub type KindCounts = Vec<(String, usize)>;
 
+/// The objects an index key leads to, in insertion order. Most keys of the finer indexes
+/// (a pod's own label values, its ConfigMaps) lead to a single object, which then costs no
+/// allocation.
+#[derive(Debug, Clone)]
+enum Posting {
+    One(ObjectId),
+    Many(Vec<ObjectId>),
+}
+
+impl Posting {
+    fn ids(&self) -> &[ObjectId] {
+        match self {
+            Posting::One(id) => std::slice::from_ref(id),
+            Posting::Many(ids) => ids,
+        }
+    }
+
+    fn push(&mut self, id: ObjectId) {
+        match self {
+            Posting::One(first) => *self = Posting::Many(vec![*first, id]),
+            Posting::Many(ids) => ids.push(id),
+        }
+    }
+
+    /// Takes `id` out; true when nothing is left.
+    fn pull(&mut self, id: ObjectId) -> bool {
+        match self {
+            Posting::One(only) => *only == id,
+            Posting::Many(ids) => {
+                ids.retain(|i| *i != id);
+                match ids[..] {
+                    [] => true,
+                    [only] => {
+                        *self = Posting::One(only);
+                        false
+                    }
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+/// An index: key → the objects it leads to.
+type Index<K> = HashMap<K, Posting, RandomState>;
+
+fn push<K: Hash + Eq>(index: &mut Index<K>, key: K, id: ObjectId) {
+    match index.get_mut(&key) {
+        Some(posting) => posting.push(id),
+        None => {
+            index.insert(key, Posting::One(id));
+        }
+    }
+}
+
+fn pull<K: Hash + Eq, Q: Hash + Equivalent<K> + ?Sized>(index: &mut Index<K>, key: &Q, id: ObjectId) {
+    if let Some(posting) = index.get_mut(key)
+        && posting.pull(id)
+    {
+        index.remove(key);
+    }
+}
+
+/// A borrowed `(Text, Text)` key (hashes as the owned one does).
+#[derive(Hash)]
+struct Pair<'a>(&'a str, &'a str);
+
+impl Equivalent<(Text, Text)> for Pair<'_> {
+    fn equivalent(&self, key: &(Text, Text)) -> bool {
+        self.0 == &*key.0 && self.1 == &*key.1
+    }
+}
+
+/// A borrowed `(Text, Text, Text)` key.
+#[derive(Hash)]
+struct Triple<'a>(&'a str, &'a str, &'a str);
+
+impl Equivalent<(Text, Text, Text)> for Triple<'_> {
+    fn equivalent(&self, key: &(Text, Text, Text)) -> bool {
+        self.0 == &*key.0 && self.1 == &*key.1 && self.2 == &*key.2
+    }
+}
+
+/// A borrowed `(bool, Text, Text)` key.
+#[derive(Hash)]
+struct Flagged<'a>(bool, &'a str, &'a str);
+
+impl Equivalent<(bool, Text, Text)> for Flagged<'_> {
+    fn equivalent(&self, key: &(bool, Text, Text)) -> bool {
+        self.0 == key.0 && self.1 == &*key.1 && self.2 == &*key.2
+    }
+}
+
 /// Slim objects and their indexes.
 #[derive(Debug, Default)]
 pub struct ClusterModel {
     objects: Vec<Option<Object>>,
     free: Vec<ObjectId>,
-    by_key: HashMap<ObjectKey, ObjectId>,
-    by_uid: HashMap<Text, ObjectId>,
+    hasher: RandomState,
+    /// Objects by key; the key hashed is the one in the object (see [`key_hash`]).
+    by_key: HashTable<ObjectId>,
+    /// Objects by uid, hashed from the object's own uid (the last inserted wins).
+    by_uid: HashTable<ObjectId>,
     /// owner uid → objects whose ownerReferences name it.
-    dependents: HashMap<Text, Vec<ObjectId>>,
-    by_namespace: HashMap<Text, Vec<ObjectId>>,
+    dependents: Index<Text>,
+    by_namespace: Index<Text>,
     /// (group, kind) → objects.
-    by_kind: HashMap<(Text, Text), Vec<ObjectId>>,
-    pods_by_node: HashMap<Text, Vec<ObjectId>>,
+    by_kind: Index<(Text, Text)>,
+    pods_by_node: Index<Text>,
     /// (namespace, label key, label value) → pods.
-    pods_by_label: HashMap<(Text, Text, Text), Vec<ObjectId>>,
+    pods_by_label: Index<(Text, Text, Text)>,
     /// (namespace, claim name) → pods mounting it.
-    pods_by_claim: HashMap<(Text, Text), Vec<ObjectId>>,
-    /// (kind, namespace, name) of a ConfigMap or Secret → pods reading it.
-    pods_by_config: HashMap<(Text, Text, Text), Vec<ObjectId>>,
+    pods_by_claim: Index<(Text, Text)>,
+    /// (is a Secret, namespace, name) of a ConfigMap or Secret → pods reading it.
+    pods_by_config: Index<(bool, Text, Text)>,
     /// (namespace, service) → EndpointSlices.
-    slices_by_service: HashMap<(Text, Text), Vec<ObjectId>>,
+    slices_by_service: Index<(Text, Text)>,
     /// (namespace, claim name) → the PersistentVolume claimed.
-    volume_by_claim: HashMap<(Text, Text), ObjectId>,
+    volume_by_claim: HashMap<(Text, Text), ObjectId, RandomState>,
+    /// Strings that repeat across objects (label keys and values, namespaces, node names,
+    /// kinds, owners...); an object's own name and uid are not kept here.
     strings: HashSet<Text>,
 }
 
-fn push(index: &mut Vec<ObjectId>, id: ObjectId) {
-    index.push(id);
+/// The hash of an object key, from its parts (so that a key can be looked up from `&str`s).
+fn key_hash(hasher: &RandomState, group: &str, kind: &str, namespace: &str, name: &str) -> u64 {
+    hasher.hash_one((group, kind, namespace, name))
 }
 
-fn pull<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Vec<ObjectId>>, key: &K, id: ObjectId) {
-    if let Some(ids) = map.get_mut(key) {
-        ids.retain(|i| *i != id);
-        if ids.is_empty() {
-            map.remove(key);
-        }
-    }
+fn object_key_hash(hasher: &RandomState, key: &ObjectKey) -> u64 {
+    key_hash(hasher, &key.group, &key.kind, &key.namespace, &key.name)
+}
+
+fn slot(objects: &[Option<Object>], id: ObjectId) -> Option<&Object> {
+    objects.get(id as usize)?.as_ref()
 }
 
 impl ClusterModel {
@@ -60,7 +161,9 @@ impl ClusterModel {
         Self::default()
     }
 
-    /// One shared copy of `s` (label keys, namespaces and node names repeat across objects).
+    /// One shared copy of `s`, for strings that repeat across objects (label keys and values,
+    /// namespaces, node names, kinds, owners). Strings of one object only (its name, its uid)
+    /// should go through [`ClusterModel::share`] instead, which does not keep them.
     pub fn intern(&mut self, s: &str) -> Text {
         if let Some(existing) = self.strings.get(s) {
             return existing.clone();
@@ -68,6 +171,16 @@ impl ClusterModel {
         let text: Text = s.into();
         self.strings.insert(text.clone());
         text
+    }
+
+    /// `s` as a string of its own, or the interned copy when one exists already (an object's
+    /// uid is then the very string its dependents' ownerReferences hold). Never adds to the
+    /// interned strings, so one-off names do not accumulate as objects come and go.
+    pub fn share(&self, s: &str) -> Text {
+        match self.strings.get(s) {
+            Some(existing) => existing.clone(),
+            None => s.into(),
+        }
     }
 
     /// Number of objects.
@@ -80,10 +193,30 @@ impl ClusterModel {
         self.by_key.is_empty()
     }
 
+    fn find_key(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<ObjectId> {
+        let hash = key_hash(&self.hasher, group, kind, namespace, name);
+        let objects = &self.objects;
+        self.by_key
+            .find(hash, |&id| {
+                slot(objects, id).is_some_and(|o| {
+                    let key = &o.key;
+                    &*key.name == name
+                        && &*key.namespace == namespace
+                        && &*key.kind == kind
+                        && &*key.group == group
+                })
+            })
+            .copied()
+    }
+
     /// Adds `object`, replacing any object with the same key.
     pub fn insert(&mut self, object: Object) {
-        if self.by_key.contains_key(&object.key) {
-            let key = object.key.clone();
+        let key = &object.key;
+        if self
+            .find_key(&key.group, &key.kind, &key.namespace, &key.name)
+            .is_some()
+        {
+            let key = key.clone();
             self.remove(&key);
         }
         let id = match self.free.pop() {
@@ -94,21 +227,43 @@ impl ClusterModel {
             }
         };
         self.index(id, &object, true);
-        self.by_key.insert(object.key.clone(), id);
-        if let Some(uid) = &object.uid {
-            self.by_uid.insert(uid.clone(), id);
-        }
+        let key_hash = object_key_hash(&self.hasher, &object.key);
+        let uid_hash = object.uid.as_deref().map(|uid| self.hasher.hash_one(uid));
         self.objects[id as usize] = Some(object);
+        let (objects, hasher) = (&self.objects, &self.hasher);
+        self.by_key.insert_unique(key_hash, id, |&id| {
+            slot(objects, id).map_or(0, |o| object_key_hash(hasher, &o.key))
+        });
+        if let Some(hash) = uid_hash {
+            let uid_of = |id: ObjectId| slot(objects, id).and_then(|o| o.uid.as_deref());
+            let uid = uid_of(id);
+            match self.by_uid.entry(
+                hash,
+                |&other| uid_of(other) == uid,
+                |&other| uid_of(other).map_or(0, |u| hasher.hash_one(u)),
+            ) {
+                hashbrown::hash_table::Entry::Occupied(mut entry) => *entry.get_mut() = id,
+                hashbrown::hash_table::Entry::Vacant(entry) => {
+                    entry.insert(id);
+                }
+            }
+        }
     }
 
     /// Removes the object with `key`, returning it.
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Object> {
-        let id = self.by_key.remove(key)?;
+        let id = self.find_key(&key.group, &key.kind, &key.namespace, &key.name)?;
+        let hash = object_key_hash(&self.hasher, key);
+        if let Ok(entry) = self.by_key.find_entry(hash, |&other| other == id) {
+            entry.remove();
+        }
         let object = self.objects.get_mut(id as usize)?.take()?;
         if let Some(uid) = &object.uid
-            && self.by_uid.get(uid) == Some(&id)
+            && let Ok(entry) = self
+                .by_uid
+                .find_entry(self.hasher.hash_one(&**uid), |&other| other == id)
         {
-            self.by_uid.remove(uid);
+            entry.remove();
         }
         self.index(id, &object, false);
         self.free.push(id);
@@ -118,65 +273,63 @@ impl ClusterModel {
     /// Adds (`add`) or removes the index entries of `object`.
     fn index(&mut self, id: ObjectId, object: &Object, add: bool) {
         let key = &object.key;
-        let entry = |map: &mut HashMap<(Text, Text), Vec<ObjectId>>, k: (Text, Text)| {
-            if add {
-                push(map.entry(k).or_default(), id)
-            } else {
-                pull(map, &k, id)
-            }
-        };
-        entry(&mut self.by_kind, (key.group.clone(), key.kind.clone()));
+        if add {
+            push(&mut self.by_kind, (key.group.clone(), key.kind.clone()), id);
+        } else {
+            pull(&mut self.by_kind, &Pair(&key.group, &key.kind), id);
+        }
         for owner in &object.owners {
             if add {
-                push(self.dependents.entry(owner.uid.clone()).or_default(), id);
+                push(&mut self.dependents, owner.uid.clone(), id);
             } else {
-                pull(&mut self.dependents, &owner.uid, id);
+                pull(&mut self.dependents, &*owner.uid, id);
             }
         }
-        if !key.namespace.is_empty() {
+        let ns = &key.namespace;
+        if !ns.is_empty() {
             if add {
-                push(self.by_namespace.entry(key.namespace.clone()).or_default(), id);
+                push(&mut self.by_namespace, ns.clone(), id);
             } else {
-                pull(&mut self.by_namespace, &key.namespace, id);
+                pull(&mut self.by_namespace, &**ns, id);
             }
         }
-        let ns = key.namespace.clone();
         match &object.spec {
             Spec::Pod(pod) => {
                 if let Some(node) = &pod.node {
                     if add {
-                        push(self.pods_by_node.entry(node.clone()).or_default(), id);
+                        push(&mut self.pods_by_node, node.clone(), id);
                     } else {
-                        pull(&mut self.pods_by_node, node, id);
+                        pull(&mut self.pods_by_node, &**node, id);
                     }
                 }
                 for (k, v) in &object.labels {
-                    let index_key = (ns.clone(), k.clone(), v.clone());
                     if add {
-                        push(self.pods_by_label.entry(index_key).or_default(), id);
+                        push(&mut self.pods_by_label, (ns.clone(), k.clone(), v.clone()), id);
                     } else {
-                        pull(&mut self.pods_by_label, &index_key, id);
+                        pull(&mut self.pods_by_label, &Triple(ns, k, v), id);
                     }
                 }
                 for claim in &pod.claims {
-                    let index_key = (ns.clone(), claim.clone());
                     if add {
-                        push(self.pods_by_claim.entry(index_key).or_default(), id);
+                        push(&mut self.pods_by_claim, (ns.clone(), claim.clone()), id);
                     } else {
-                        pull(&mut self.pods_by_claim, &index_key, id);
+                        pull(&mut self.pods_by_claim, &Pair(ns, claim), id);
                     }
                 }
                 let uses = pod
                     .config_maps
                     .iter()
-                    .map(|u| ("ConfigMap", u))
-                    .chain(pod.secrets.iter().map(|u| ("Secret", u)));
-                for (kind, config) in uses {
-                    let index_key = (Text::from(kind), ns.clone(), config.name.clone());
+                    .map(|u| (false, u))
+                    .chain(pod.secrets.iter().map(|u| (true, u)));
+                for (secret, config) in uses {
                     if add {
-                        push(self.pods_by_config.entry(index_key).or_default(), id);
+                        push(
+                            &mut self.pods_by_config,
+                            (secret, ns.clone(), config.name.clone()),
+                            id,
+                        );
                     } else {
-                        pull(&mut self.pods_by_config, &index_key, id);
+                        pull(&mut self.pods_by_config, &Flagged(secret, ns, &config.name), id);
                     }
                 }
             }
@@ -184,20 +337,19 @@ impl ClusterModel {
                 service: Some(service),
                 ..
             } => {
-                let index_key = (ns.clone(), service.clone());
                 if add {
-                    push(self.slices_by_service.entry(index_key).or_default(), id);
+                    push(&mut self.slices_by_service, (ns.clone(), service.clone()), id);
                 } else {
-                    pull(&mut self.slices_by_service, &index_key, id);
+                    pull(&mut self.slices_by_service, &Pair(ns, service), id);
                 }
             }
             Spec::PersistentVolume {
                 claim: Some((claim_ns, claim)),
                 ..
             } => {
-                let index_key = (claim_ns.clone(), claim.clone());
+                let index_key = Pair(claim_ns, claim);
                 if add {
-                    self.volume_by_claim.insert(index_key, id);
+                    self.volume_by_claim.insert((claim_ns.clone(), claim.clone()), id);
                 } else if self.volume_by_claim.get(&index_key) == Some(&id) {
                     self.volume_by_claim.remove(&index_key);
                 }
@@ -206,15 +358,16 @@ impl ClusterModel {
         }
     }
 
-    fn resolve(&self, ids: Option<&Vec<ObjectId>>) -> Vec<&Object> {
-        ids.into_iter()
-            .flatten()
-            .filter_map(|id| self.objects.get(*id as usize)?.as_ref())
+    fn resolve(&self, posting: Option<&Posting>) -> Vec<&Object> {
+        posting
+            .map_or(&[][..], Posting::ids)
+            .iter()
+            .filter_map(|id| self.object(*id))
             .collect()
     }
 
     fn object(&self, id: ObjectId) -> Option<&Object> {
-        self.objects.get(id as usize)?.as_ref()
+        slot(&self.objects, id)
     }
 
     /// Object counts per kind, sorted by kind.
@@ -228,7 +381,7 @@ impl ClusterModel {
                 } else {
                     format!("{kind}.{group}")
                 };
-                (name, ids.len())
+                (name, ids.ids().len())
             })
             .collect();
         counts.sort();
@@ -243,11 +396,15 @@ impl ClusterModel {
 
 impl ClusterView for ClusterModel {
     fn get(&self, key: &ObjectKey) -> Option<&Object> {
-        self.object(*self.by_key.get(key)?)
+        self.object(self.find_key(&key.group, &key.kind, &key.namespace, &key.name)?)
     }
 
     fn by_uid(&self, uid: &str) -> Option<&Object> {
-        self.object(*self.by_uid.get(uid)?)
+        let objects = &self.objects;
+        let id = self.by_uid.find(self.hasher.hash_one(uid), |&id| {
+            slot(objects, id).and_then(|o| o.uid.as_deref()) == Some(uid)
+        })?;
+        self.object(*id)
     }
 
     fn dependents(&self, owner_uid: &str) -> Vec<&Object> {
@@ -259,7 +416,7 @@ impl ClusterView for ClusterModel {
     }
 
     fn of_kind(&self, group: &str, kind: &str) -> Vec<&Object> {
-        self.resolve(self.by_kind.get(&(Text::from(group), Text::from(kind))))
+        self.resolve(self.by_kind.get(&Pair(group, kind)))
     }
 
     fn pods_on_node(&self, node: &str) -> Vec<&Object> {
@@ -267,13 +424,12 @@ impl ClusterView for ClusterModel {
     }
 
     fn pods_matching(&self, namespace: &str, selector: &Selector) -> Vec<&Object> {
-        let ns: Text = namespace.into();
         // Start from the smallest posting list among the required labels.
         let candidates = selector
             .match_labels
             .iter()
-            .map(|(k, v)| self.pods_by_label.get(&(ns.clone(), k.clone(), v.clone())))
-            .min_by_key(|ids| ids.map_or(0, Vec::len));
+            .map(|(k, v)| self.pods_by_label.get(&Triple(namespace, k, v)))
+            .min_by_key(|ids| ids.map_or(0, |p| p.ids().len()));
         let pods: Vec<&Object> = match candidates {
             Some(ids) => self.resolve(ids),
             None => self
@@ -286,44 +442,37 @@ impl ClusterView for ClusterModel {
     }
 
     fn pods_using_claim(&self, namespace: &str, claim: &str) -> Vec<&Object> {
-        self.resolve(
-            self.pods_by_claim
-                .get(&(Text::from(namespace), Text::from(claim))),
-        )
+        self.resolve(self.pods_by_claim.get(&Pair(namespace, claim)))
     }
 
     fn volume_of_claim(&self, namespace: &str, claim: &str) -> Option<&Object> {
-        if let Some(id) = self
-            .volume_by_claim
-            .get(&(Text::from(namespace), Text::from(claim)))
-        {
+        if let Some(id) = self.volume_by_claim.get(&Pair(namespace, claim)) {
             return self.object(*id);
         }
-        let pvc = self.get(&ObjectKey::new("", "PersistentVolumeClaim", namespace, claim))?;
+        let pvc = self.object(self.find_key("", "PersistentVolumeClaim", namespace, claim)?)?;
         match &pvc.spec {
             Spec::PersistentVolumeClaim { volume: Some(volume) } => {
-                self.get(&ObjectKey::new("", "PersistentVolume", "", volume))
+                self.object(self.find_key("", "PersistentVolume", "", volume)?)
             }
             _ => None,
         }
     }
 
     fn pods_reading(&self, kind: &str, namespace: &str, name: &str) -> Vec<&Object> {
-        self.resolve(
-            self.pods_by_config
-                .get(&(Text::from(kind), Text::from(namespace), Text::from(name))),
-        )
+        let secret = match kind {
+            "ConfigMap" => false,
+            "Secret" => true,
+            _ => return Vec::new(),
+        };
+        self.resolve(self.pods_by_config.get(&Flagged(secret, namespace, name)))
     }
 
     fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Object> {
-        self.resolve(
-            self.slices_by_service
-                .get(&(Text::from(namespace), Text::from(service))),
-        )
+        self.resolve(self.slices_by_service.get(&Pair(namespace, service)))
     }
 
     fn selecting_pod(&self, kind: &str, pod: &Object) -> Vec<&Object> {
-        self.resolve(self.by_namespace.get(&pod.key.namespace))
+        self.resolve(self.by_namespace.get(&*pod.key.namespace))
             .into_iter()
             .filter(|o| &*o.key.kind == kind)
             .filter(|o| match &o.spec {
@@ -333,7 +482,7 @@ impl ClusterView for ClusterModel {
                     !labels.is_empty()
                         && labels
                             .iter()
-                            .all(|(k, v)| pod.labels.contains(&(k.clone(), v.clone())))
+                            .all(|(k, v)| pod.labels.iter().any(|(pk, pv)| pk == k && pv == v))
                 }
                 Spec::PodDisruptionBudget { selector, .. } => selector.matches(&pod.labels),
                 _ => false,
@@ -351,10 +500,53 @@ pub fn labels_from<'a>(
     model: &mut ClusterModel,
     pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Labels {
-    let mut labels: Labels = pairs
+    let mut labels: Vec<(Text, Text)> = pairs
         .into_iter()
         .map(|(k, v)| (model.intern(k), model.intern(v)))
         .collect();
     labels.sort();
-    labels
+    labels.into_boxed_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cluster::project;
+    use serde_json::json;
+
+    fn pod(model: &mut ClusterModel, name: &str, uid: &str) -> Object {
+        let value = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "shop", "uid": uid, "labels": {"app": "web"}},
+            "spec": {"nodeName": "node-a"}});
+        project(&value, model).unwrap()
+    }
+
+    #[test]
+    fn replacing_and_removing_keep_every_index_right() {
+        let mut model = ClusterModel::new();
+        for i in 0..100 {
+            let object = pod(&mut model, &format!("web-{i}"), &format!("u-{i}"));
+            model.insert(object);
+        }
+        // Replacing an object (same key, new uid) drops its old uid.
+        let object = pod(&mut model, "web-7", "u-7b");
+        model.insert(object);
+        assert_eq!(model.len(), 100);
+        assert!(model.by_uid("u-7").is_none());
+        assert_eq!(&*model.by_uid("u-7b").unwrap().key.name, "web-7");
+        let key = ObjectKey::new("", "Pod", "shop", "web-3");
+        assert_eq!(model.remove(&key).unwrap().uid.as_deref(), Some("u-3"));
+        assert!(model.get(&key).is_none() && model.by_uid("u-3").is_none());
+        assert_eq!(model.pods_on_node("node-a").len(), 99);
+        let selector = Selector {
+            match_labels: Labels::from([("app".into(), "web".into())]),
+            expressions: Box::default(),
+        };
+        assert_eq!(model.pods_matching("shop", &selector).len(), 99);
+        assert_eq!(model.counts(), vec![("Pod".to_owned(), 99)]);
+        // Pods' own names and uids are not interned: churn does not grow the string set.
+        assert!(!model.strings.contains("web-5") && !model.strings.contains("u-5"));
+    }
 }

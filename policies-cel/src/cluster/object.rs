@@ -81,7 +81,7 @@ pub struct OwnerRef {
 }
 
 /// Sorted `key=value` pairs.
-pub type Labels = Vec<(Text, Text)>;
+pub type Labels = Box<[(Text, Text)]>;
 
 /// An int or a percentage (`maxUnavailable: 25%`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub enum IntOrPercent {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selector {
     pub match_labels: Labels,
-    pub expressions: Vec<Requirement>,
+    pub expressions: Box<[Requirement]>,
 }
 
 /// One `matchExpressions` entry.
@@ -102,7 +102,7 @@ pub struct Selector {
 pub struct Requirement {
     pub key: Text,
     pub operator: Operator,
-    pub values: Vec<Text>,
+    pub values: Box<[Text]>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,7 @@ pub struct ConfigUse {
     pub name: Text,
     /// Keys read (env `valueFrom`, volume `items`); `None` when the whole object is used
     /// (`envFrom`, a volume without items).
-    pub keys: Option<Vec<Text>>,
+    pub keys: Option<Box<[Text]>>,
     /// False when the reference is marked `optional: true`.
     pub required: bool,
 }
@@ -184,21 +184,61 @@ pub struct ConfigUse {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PodSpec {
     pub node: Option<Text>,
-    /// `Pending`, `Running`, `Succeeded`, `Failed`, `Unknown`.
-    pub phase: Text,
+    /// `status.phase`.
+    pub phase: Phase,
     /// The `Ready` condition is true.
     pub ready: bool,
     /// PersistentVolumeClaims mounted (by claim name).
-    pub claims: Vec<Text>,
-    pub config_maps: Vec<ConfigUse>,
-    pub secrets: Vec<ConfigUse>,
-    pub tolerations: Vec<Toleration>,
+    pub claims: Box<[Text]>,
+    pub config_maps: Box<[ConfigUse]>,
+    pub secrets: Box<[ConfigUse]>,
+    pub tolerations: Box<[Toleration]>,
 }
 
 impl PodSpec {
     /// Finished pods (Succeeded/Failed) are never "disrupted".
     pub fn finished(&self) -> bool {
-        matches!(&*self.phase, "Succeeded" | "Failed")
+        matches!(self.phase, Phase::Succeeded | Phase::Failed)
+    }
+}
+
+/// A pod's `status.phase` (one byte instead of a shared string).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Also the phase of a pod the API server has not seen yet.
+    #[default]
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+    /// A value the API server does not produce (hand-written snapshots); ranks as no known phase.
+    Other,
+}
+
+impl Phase {
+    /// The phase named `phase` (`Other` for a name Kubernetes does not define).
+    pub fn parse(phase: &str) -> Self {
+        match phase {
+            "Pending" => Self::Pending,
+            "Running" => Self::Running,
+            "Succeeded" => Self::Succeeded,
+            "Failed" => Self::Failed,
+            "Unknown" => Self::Unknown,
+            _ => Self::Other,
+        }
+    }
+
+    /// The phase's name as the API server writes it (`""` for [`Phase::Other`]).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "Pending",
+            Self::Running => "Running",
+            Self::Succeeded => "Succeeded",
+            Self::Failed => "Failed",
+            Self::Unknown => "Unknown",
+            Self::Other => "",
+        }
     }
 }
 
@@ -248,7 +288,7 @@ pub enum Spec {
         selector: Selector,
         strategy: StatefulSetStrategy,
         parallel: bool,
-        claim_templates: Vec<Text>,
+        claim_templates: Box<[Text]>,
         retention: Retention,
     },
     DaemonSet {
@@ -276,7 +316,7 @@ pub enum Spec {
     },
     Node {
         unschedulable: bool,
-        taints: Vec<Taint>,
+        taints: Box<[Taint]>,
     },
     Namespace,
     CustomResourceDefinition {
@@ -287,13 +327,13 @@ pub enum Spec {
     },
     EndpointSlice {
         service: Option<Text>,
-        endpoints: Vec<Endpoint>,
+        endpoints: Box<[Endpoint]>,
     },
     ConfigMap {
-        keys: Vec<Text>,
+        keys: Box<[Text]>,
     },
     Secret {
-        keys: Vec<Text>,
+        keys: Box<[Text]>,
     },
     /// Any other kind (custom resources included): identity and owners only.
     Other,
@@ -316,7 +356,7 @@ pub struct Object {
     pub labels: Labels,
     /// Only the `suture.dev/` annotations (escape hatches and descriptions).
     pub annotations: Labels,
-    pub owners: Vec<OwnerRef>,
+    pub owners: Box<[OwnerRef]>,
     /// `metadata.deletionTimestamp` is set.
     pub terminating: bool,
     pub spec: Spec,
@@ -360,11 +400,11 @@ mod tests {
     fn selectors_follow_kubernetes() {
         let selector = Selector {
             match_labels: labels(&[("app", "db")]),
-            expressions: vec![Requirement {
+            expressions: Box::new([Requirement {
                 key: "tier".into(),
                 operator: Operator::NotIn,
-                values: vec!["test".into()],
-            }],
+                values: Box::new(["test".into()]),
+            }]),
         };
         assert!(selector.matches(&labels(&[("app", "db")])));
         assert!(selector.matches(&labels(&[("app", "db"), ("tier", "prod")])));
@@ -398,5 +438,21 @@ mod tests {
         assert!(exists.tolerates(&taint));
         assert!(everything.tolerates(&taint));
         assert!(!other_effect.tolerates(&taint));
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    use super::*;
+
+    /// Every model object pays these inline sizes; a field that grows them costs every pod.
+    #[test]
+    fn objects_stay_small() {
+        assert_eq!(size_of::<ObjectKey>(), 64);
+        assert_eq!(size_of::<PodSpec>(), 88);
+        assert!(size_of::<Spec>() <= 96, "{}", size_of::<Spec>());
+        assert!(size_of::<Object>() <= 248, "{}", size_of::<Object>());
+        assert_eq!(size_of::<Option<Object>>(), size_of::<Object>());
+        assert_eq!(size_of::<Phase>(), 1);
     }
 }

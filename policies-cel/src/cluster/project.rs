@@ -1,8 +1,11 @@
 //! Projection: a Kubernetes object as `kubectl get -o json` prints it → the slim [`Object`].
 //!
 //! Only what the impact estimate and policies read is kept (identity, labels, `suture.dev/`
-//! annotations, owners, and per kind a few spec fields); every string goes through
-//! [`ClusterModel::intern`]. Fields the API server defaults are defaulted exactly as it does, so a
+//! annotations, owners, and per kind a few spec fields). Strings that repeat across objects
+//! (label keys and values, namespaces, kinds, owners...) go through [`ClusterModel::intern`];
+//! an object's own name and uid, and other one-off names, do not ([`ClusterModel::share`]).
+//! Every list is a boxed slice built to size, so no spare capacity lives as long as the object.
+//! Fields the API server defaults are defaulted exactly as it does, so a
 //! hand-written snapshot that leaves them out means what it would mean in a cluster. Secret
 //! values are never read. Kinds the estimate does not know, custom resources included, keep
 //! their identity and owners ([`Spec::Other`]): they still take part in cascades.
@@ -97,7 +100,7 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         namespace,
         name,
     };
-    let mut object = Object {
+    let object = Object {
         key,
         api_version: model.intern(api_version),
         uid,
@@ -107,42 +110,7 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         terminating,
         spec,
     };
-    compact(&mut object);
     Ok(object)
-}
-
-/// Gives back the spare capacity of every list (a `Vec` grown by `push` keeps room for 4: for
-/// one owner that is 216 bytes per object, held for the object's life).
-fn compact(object: &mut Object) {
-    object.labels.shrink_to_fit();
-    object.annotations.shrink_to_fit();
-    object.owners.shrink_to_fit();
-    match &mut object.spec {
-        Spec::Pod(pod) => {
-            pod.claims.shrink_to_fit();
-            pod.config_maps.shrink_to_fit();
-            pod.secrets.shrink_to_fit();
-            pod.tolerations.shrink_to_fit();
-        }
-        Spec::Deployment { selector, .. }
-        | Spec::ReplicaSet { selector, .. }
-        | Spec::DaemonSet { selector, .. }
-        | Spec::Job {
-            selector: Some(selector),
-        }
-        | Spec::PodDisruptionBudget { selector, .. } => selector.expressions.shrink_to_fit(),
-        Spec::StatefulSet {
-            selector,
-            claim_templates,
-            ..
-        } => {
-            selector.expressions.shrink_to_fit();
-            claim_templates.shrink_to_fit();
-        }
-        Spec::Node { taints, .. } => taints.shrink_to_fit(),
-        Spec::EndpointSlice { endpoints, .. } => endpoints.shrink_to_fit(),
-        _ => {}
-    }
 }
 
 /// What `metadata` contributes besides the owners.
@@ -155,12 +123,12 @@ struct Identity {
     terminating: bool,
 }
 
-fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Vec<OwnerRef>)> {
-    let name = model.intern(meta.required_str("name")?);
+fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Box<[OwnerRef]>)> {
+    let name = model.share(meta.required_str("name")?);
     let namespace = model.intern(meta.non_empty("namespace")?.unwrap_or(""));
-    let uid = meta.non_empty("uid")?.map(|uid| model.intern(uid));
+    let uid = meta.non_empty("uid")?.map(|uid| model.share(uid));
     let labels = meta.labels("labels", model)?;
-    let mut annotations = Labels::new();
+    let mut annotations = Vec::new();
     let all_annotations = meta.obj("annotations")?;
     for key in meta
         .keys("annotations")?
@@ -170,7 +138,7 @@ fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Vec
             .str(key)
             .in_key("annotations")?
             .unwrap_or_default();
-        annotations.push((model.intern(key), model.intern(value)));
+        annotations.push((model.intern(key), Text::from(value)));
     }
     annotations.sort();
     let terminating = meta.get("deletionTimestamp").is_some();
@@ -192,10 +160,10 @@ fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Vec
             namespace,
             uid,
             labels,
-            annotations,
+            annotations: annotations.into_boxed_slice(),
             terminating,
         },
-        owners,
+        owners.into_boxed_slice(),
     ))
 }
 
@@ -232,7 +200,7 @@ mod tests {
         assert_eq!(object.uid.as_deref(), Some("u-1"));
         assert_eq!(
             object.labels,
-            vec![("a".into(), "1".into()), ("b".into(), "2".into())]
+            Labels::from([("a".into(), "1".into()), ("b".into(), "2".into())])
         );
         assert_eq!(object.annotation("suture.dev/description"), Some("queue"));
         assert_eq!(object.annotations.len(), 1);

@@ -308,7 +308,7 @@ pub(crate) fn service_endpoints(
     };
     let selector = crate::cluster::object::Selector {
         match_labels: labels.clone(),
-        expressions: Vec::new(),
+        expressions: Box::default(),
     };
     let pods = view.pods_matching(namespace, &selector);
     let before = pods.iter().filter(|p| healthy(p)).count();

@@ -15,7 +15,7 @@
 
 use serde_json::Value as Json;
 
-use crate::cluster::object::{Labels, Selector};
+use crate::cluster::object::{Labels, Phase, Selector};
 use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project};
 use crate::impact::consequences::healthy;
 use crate::impact::effects::Effects;
@@ -98,9 +98,9 @@ fn deletion_rank(pod: &Object) -> (bool, u8, bool) {
     let Some(spec) = pod.pod() else {
         return (false, 0, false);
     };
-    let phase = match &*spec.phase {
-        "Pending" => 0,
-        "Unknown" => 1,
+    let phase = match spec.phase {
+        Phase::Pending => 0,
+        Phase::Unknown => 1,
         _ => 2,
     };
     (spec.node.is_some(), phase, spec.ready)
@@ -234,7 +234,7 @@ fn service(view: &dyn ClusterView, service: &Object, selector: Option<&Labels>, 
     };
     let selector = Selector {
         match_labels: labels.clone(),
-        expressions: Vec::new(),
+        expressions: Box::default(),
     };
     let ready = view
         .pods_matching(&service.key.namespace, &selector)

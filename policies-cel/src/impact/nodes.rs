@@ -50,7 +50,7 @@ fn node_state(node: &Object) -> (bool, Vec<Taint>) {
         Spec::Node {
             unschedulable,
             taints,
-        } => (*unschedulable, taints.clone()),
+        } => (*unschedulable, taints.to_vec()),
         _ => (false, Vec::new()),
     }
 }

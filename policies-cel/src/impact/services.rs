@@ -74,7 +74,7 @@ fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Lab
     let (before, _) = service_endpoints(view, old, &HashSet::new());
     let selector = Selector {
         match_labels: labels.clone(),
-        expressions: Vec::new(),
+        expressions: Box::default(),
     };
     let after = view
         .pods_matching(&old.key.namespace, &selector)

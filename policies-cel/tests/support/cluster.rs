@@ -4,25 +4,25 @@
 
 use policies_cel::Request;
 use policies_cel::cluster::object::{
-    DeploymentStrategy, IntOrPercent, Labels, OwnerRef, PodSpec, Retention, Selector, StatefulSetStrategy,
-    Text,
+    DeploymentStrategy, IntOrPercent, Labels, OwnerRef, Phase, PodSpec, Retention, Selector,
+    StatefulSetStrategy, Text,
 };
 use policies_cel::cluster::{ClusterModel, Object, ObjectKey, Spec};
 use serde_json::{Value as Json, json};
 
 pub fn labels(pairs: &[(&str, &str)]) -> Labels {
-    let mut labels: Labels = pairs
+    let mut labels: Vec<(Text, Text)> = pairs
         .iter()
         .map(|(k, v)| (Text::from(*k), Text::from(*v)))
         .collect();
     labels.sort();
-    labels
+    labels.into()
 }
 
 pub fn selector(pairs: &[(&str, &str)]) -> Selector {
     Selector {
         match_labels: labels(pairs),
-        expressions: Vec::new(),
+        expressions: Box::default(),
     }
 }
 
@@ -46,9 +46,9 @@ pub fn object(kind: &str, namespace: &str, name: &str, spec: Spec) -> Object {
             group => format!("{group}/v1").into(),
         },
         uid: Some(uid(kind, name)),
-        labels: Labels::new(),
-        annotations: Labels::new(),
-        owners: Vec::new(),
+        labels: Labels::default(),
+        annotations: Labels::default(),
+        owners: Box::default(),
         terminating: false,
         spec,
     }
@@ -60,7 +60,8 @@ pub fn uid(kind: &str, name: &str) -> Text {
 
 /// `child` with a controller ownerReference to `owner`.
 pub fn owned_by(mut child: Object, owner: &Object) -> Object {
-    child.owners.push(OwnerRef {
+    let mut owners = std::mem::take(&mut child.owners).into_vec();
+    owners.push(OwnerRef {
         uid: owner.uid.clone().unwrap_or_default(),
         api_version: owner.api_version.clone(),
         kind: owner.key.kind.clone(),
@@ -68,6 +69,7 @@ pub fn owned_by(mut child: Object, owner: &Object) -> Object {
         controller: true,
         block_owner_deletion: true,
     });
+    child.owners = owners.into();
     child
 }
 
@@ -83,7 +85,7 @@ pub fn pod(namespace: &str, name: &str, node: &str, ready: bool) -> Object {
         name,
         Spec::Pod(PodSpec {
             node: Some(node.into()),
-            phase: "Running".into(),
+            phase: Phase::Running,
             ready,
             ..PodSpec::default()
         }),

@@ -3,7 +3,7 @@
 //! of container) — and which taints they tolerate.
 
 use crate::cluster::ClusterModel;
-use crate::cluster::object::{ConfigUse, PodSpec, Text, Toleration};
+use crate::cluster::object::{ConfigUse, Phase, PodSpec, Text, Toleration};
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
@@ -14,27 +14,31 @@ const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralCo
 pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel) -> Result<PodSpec> {
     let mut uses = Uses::default();
     let mut pod = root.nested("spec", |spec| {
-        let mut pod = PodSpec {
-            node: spec.non_empty("nodeName")?.map(|n| model.intern(n)),
-            ..PodSpec::default()
-        };
+        let node = spec.non_empty("nodeName")?.map(|n| model.intern(n));
+        let mut claims = Vec::new();
         spec.each("volumes", |volume| {
-            read_volume(volume, pod_name, &mut pod.claims, &mut uses, model)
+            read_volume(volume, pod_name, &mut claims, &mut uses)
         })?;
         for list in CONTAINER_LISTS {
             spec.each(list, |container| read_container(container, &mut uses))?;
         }
+        let mut tolerations = Vec::new();
         spec.each("tolerations", |toleration| {
-            pod.tolerations.push(read_toleration(toleration, model)?);
+            tolerations.push(read_toleration(toleration, model)?);
             Ok(())
         })?;
-        Ok(pod)
+        Ok(PodSpec {
+            node,
+            claims: claims.into_boxed_slice(),
+            tolerations: tolerations.into_boxed_slice(),
+            ..PodSpec::default()
+        })
     })?;
     pod.config_maps = uses.config_maps.finish(model);
     pod.secrets = uses.secrets.finish(model);
     root.nested("status", |status| {
         // A pod the API server has not seen yet is Pending.
-        pod.phase = model.intern(status.non_empty("phase")?.unwrap_or("Pending"));
+        pod.phase = status.non_empty("phase")?.map_or(Phase::Pending, Phase::parse);
         status.each("conditions", |condition| {
             if condition.str("type")? == Some("Ready") {
                 pod.ready = condition.str("status")? == Some("True");
@@ -45,27 +49,19 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
     Ok(pod)
 }
 
-fn read_volume(
-    volume: Fields<'_>,
-    pod_name: &str,
-    claims: &mut Vec<Text>,
-    uses: &mut Uses,
-    model: &mut ClusterModel,
-) -> Result<()> {
-    let mut claim = |name: &str, model: &mut ClusterModel| {
+fn read_volume(volume: Fields<'_>, pod_name: &str, claims: &mut Vec<Text>, uses: &mut Uses) -> Result<()> {
+    // Claim names are (nearly always) one pod's own: not interned.
+    let mut claim = |name: &str| {
         if !claims.iter().any(|c| &**c == name) {
-            claims.push(model.intern(name));
+            claims.push(name.into());
         }
     };
     if volume.get("persistentVolumeClaim").is_some() {
-        claim(
-            volume.nested("persistentVolumeClaim", |c| c.required_str("claimName"))?,
-            model,
-        );
+        claim(volume.nested("persistentVolumeClaim", |c| c.required_str("claimName"))?);
     }
     if volume.get("ephemeral").is_some() {
         // A generic ephemeral volume's claim is named `<pod>-<volume>` by the ephemeral controller.
-        claim(&format!("{pod_name}-{}", volume.required_str("name")?), model);
+        claim(&format!("{pod_name}-{}", volume.required_str("name")?));
     }
     if volume.get("configMap").is_some() {
         volume.nested("configMap", |source| {
@@ -188,7 +184,7 @@ impl UseList {
         }
     }
 
-    fn finish(self, model: &mut ClusterModel) -> Vec<ConfigUse> {
+    fn finish(self, model: &mut ClusterModel) -> Box<[ConfigUse]> {
         let mut uses: Vec<ConfigUse> = self
             .0
             .into_iter()
@@ -203,7 +199,7 @@ impl UseList {
             })
             .collect();
         uses.sort_by(|a, b| a.name.cmp(&b.name));
-        uses
+        uses.into_boxed_slice()
     }
 }
 
@@ -244,11 +240,13 @@ mod tests {
             json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "False"}]}),
         );
         assert_eq!(
-            (p.node.as_deref(), &*p.phase, p.ready),
-            (Some("node-a"), "Running", true)
+            (p.node.as_deref(), p.phase, p.ready),
+            (Some("node-a"), Phase::Running, true)
         );
         let p = pod(json!({}), json!(null));
-        assert_eq!((p.node, &*p.phase, p.ready), (None, "Pending", false));
+        assert_eq!((p.node, p.phase, p.ready), (None, Phase::Pending, false));
+        let p = pod(json!({}), json!({"phase": "Succeeded"}));
+        assert!(p.finished());
     }
 
     #[test]
@@ -279,7 +277,7 @@ mod tests {
         );
         assert_eq!(
             p.claims,
-            vec![Text::from("data-web-0"), Text::from("web-0-scratch")]
+            vec![Text::from("data-web-0"), Text::from("web-0-scratch")].into_boxed_slice()
         );
         assert_eq!(
             p.config_maps,
@@ -288,6 +286,7 @@ mod tests {
                 config_use("web-config", None, true),
                 config_use("web-flags", Some(&["beta"]), false),
             ]
+            .into_boxed_slice()
         );
         assert_eq!(
             p.secrets,
@@ -296,6 +295,7 @@ mod tests {
                 config_use("web-extra", None, true),
                 config_use("web-tls", None, true),
             ]
+            .into_boxed_slice()
         );
     }
 
@@ -331,6 +331,7 @@ mod tests {
                     effect: None
                 },
             ]
+            .into_boxed_slice()
         );
         let mut model = ClusterModel::new();
         let error = project_object(

@@ -37,19 +37,23 @@ pub(super) fn endpoint_slice(root: Fields<'_>, labels: &Labels, model: &mut Clus
             _ => Ok(None),
         })?;
         endpoints.push(Endpoint {
-            pod: pod.map(|p| model.intern(p)),
+            // The pod's own name: not interned.
+            pod: pod.map(|p| model.share(p)),
             ready,
         });
         Ok(())
     })?;
-    Ok(Spec::EndpointSlice { service, endpoints })
+    Ok(Spec::EndpointSlice {
+        service,
+        endpoints: endpoints.into_boxed_slice(),
+    })
 }
 
 /// A PersistentVolumeClaim and the volume it is bound to.
 pub(super) fn claim(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
     let volume = root.nested("spec", |spec| spec.non_empty("volumeName"))?;
     Ok(Spec::PersistentVolumeClaim {
-        volume: volume.map(|v| model.intern(v)),
+        volume: volume.map(|v| model.share(v)),
     })
 }
 
@@ -74,7 +78,7 @@ pub(super) fn volume(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec>
                 .non_empty("name")?
                 .zip(Some(claim_ref.non_empty("namespace")?.unwrap_or(""))))
         })?;
-        let claim = claim.map(|(name, namespace)| (model.intern(namespace), model.intern(name)));
+        let claim = claim.map(|(name, namespace)| (model.intern(namespace), model.share(name)));
         Ok(Spec::PersistentVolume {
             reclaim_delete,
             claim,
@@ -103,7 +107,7 @@ pub(super) fn node(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
         })?;
         Ok(Spec::Node {
             unschedulable: spec.bool("unschedulable")?.unwrap_or(false),
-            taints,
+            taints: taints.into_boxed_slice(),
         })
     })
 }
@@ -149,7 +153,7 @@ pub(super) fn secret(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec>
     })
 }
 
-fn keys_of(root: Fields<'_>, fields: &[&str], model: &mut ClusterModel) -> Result<Vec<Text>> {
+fn keys_of(root: Fields<'_>, fields: &[&str], model: &mut ClusterModel) -> Result<Box<[Text]>> {
     let mut keys: Vec<&str> = Vec::new();
     for field in fields {
         keys.extend(root.keys(field)?);
@@ -171,7 +175,7 @@ mod tests {
         project(&value, &mut ClusterModel::new()).unwrap().spec
     }
 
-    fn texts(items: &[&str]) -> Vec<Text> {
+    fn texts(items: &[&str]) -> Box<[Text]> {
         items.iter().map(|s| Text::from(*s)).collect()
     }
 
@@ -183,7 +187,7 @@ mod tests {
         assert_eq!(
             spec,
             Spec::Service {
-                selector: Some(vec![("app".into(), "web".into())])
+                selector: Some(vec![("app".into(), "web".into())].into_boxed_slice())
             }
         );
         let spec = spec_of(
@@ -218,7 +222,8 @@ mod tests {
                     pod: None,
                     ready: true,
                 },
-            ],
+            ]
+            .into_boxed_slice(),
         };
         assert_eq!(spec, expected);
     }
@@ -272,7 +277,7 @@ mod tests {
             spec,
             Spec::Node {
                 unschedulable: true,
-                taints: vec![taint]
+                taints: vec![taint].into_boxed_slice()
             }
         );
         let spec = spec_of(json!({

@@ -63,7 +63,7 @@ pub(super) fn selector(fields: Fields<'_>, model: &mut ClusterModel) -> Result<S
     })?;
     Ok(Selector {
         match_labels,
-        expressions,
+        expressions: expressions.into_boxed_slice(),
     })
 }
 
@@ -166,7 +166,7 @@ pub(super) fn stateful_set(root: Fields<'_>, model: &mut ClusterModel) -> Result
             selector: workload_selector(spec, model)?,
             strategy,
             parallel,
-            claim_templates,
+            claim_templates: claim_templates.into_boxed_slice(),
             retention,
         })
     })
@@ -228,11 +228,11 @@ fn selects_nothing() -> Selector {
     let nothing = Requirement {
         key: "".into(),
         operator: Operator::In,
-        values: Vec::new(),
+        values: Box::default(),
     };
     Selector {
-        match_labels: Vec::new(),
-        expressions: vec![nothing],
+        match_labels: Box::default(),
+        expressions: Box::new([nothing]),
     }
 }
 
@@ -276,8 +276,8 @@ mod tests {
 
     fn app_selector() -> Selector {
         Selector {
-            match_labels: vec![("app".into(), "x".into())],
-            expressions: Vec::new(),
+            match_labels: vec![("app".into(), "x".into())].into_boxed_slice(),
+            expressions: Box::default(),
         }
     }
 
@@ -342,7 +342,7 @@ mod tests {
                 max_unavailable: IntOrPercent::Int(1),
             },
             parallel: false,
-            claim_templates: Vec::new(),
+            claim_templates: Box::default(),
             retention: Retention::default(),
         };
         assert_eq!(spec, expected);
@@ -364,7 +364,7 @@ mod tests {
                 max_unavailable: IntOrPercent::Percent(50),
             },
             parallel: true,
-            claim_templates: vec!["data".into(), "wal".into()],
+            claim_templates: vec!["data".into(), "wal".into()].into_boxed_slice(),
             retention: Retention {
                 delete_when_deleted: true,
                 delete_when_scaled: false,
@@ -422,7 +422,10 @@ mod tests {
         else {
             panic!("not a PDB");
         };
-        assert!(!selector.matches(&Vec::new()), "a null selector selects no pod");
+        assert!(
+            !selector.matches(&crate::cluster::object::Labels::default()),
+            "a null selector selects no pod"
+        );
     }
 
     #[test]

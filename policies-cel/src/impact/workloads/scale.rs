@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::cluster::object::Phase;
 use crate::cluster::{ClusterView, Object, ObjectKey, Spec};
 use crate::impact::delete::claim_deleted;
 use crate::impact::effects::Effects;
@@ -53,9 +54,9 @@ pub(super) fn scale_down<'a>(
 fn removal_rank(pod: &Object) -> (u8, u8, u8) {
     let Some(spec) = pod.pod() else { return (0, 0, 0) };
     let assigned = u8::from(spec.node.is_some());
-    let phase = match &*spec.phase {
-        "Unknown" => 1,
-        "Running" => 2,
+    let phase = match spec.phase {
+        Phase::Unknown => 1,
+        Phase::Running => 2,
         _ => 0,
     };
     (assigned, phase, u8::from(spec.ready))

@@ -38,11 +38,14 @@ Examples:
   # Try an expression against an object
   kubectl suture eval -e 'object.spec.replicas > 2' --object deployment.yaml
 
+  # What would this request do to the cluster in a snapshot?
+  kubectl suture impact -f review.json --cluster snapshot/
+
   # Run every policy test suite under ./policies
   kubectl suture test policies/
 
 Exit status:
-  0  success (allowed / value printed / all cases passed)
+  0  success (allowed / value printed / estimate printed / all cases passed)
   1  denied / evaluation error / some case failed
   2  usage error or unreadable input
   3  a policy or expression failed to load or compile";

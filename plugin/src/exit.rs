@@ -37,7 +37,7 @@ impl From<Exit> for ExitCode {
 /// The "Exit status" section of every command's `--help`.
 pub const EXIT_CODES_HELP: &str = "\
 Exit status:
-  0  success (allowed / value printed / all cases passed)
+  0  success (allowed / value printed / estimate printed / all cases passed)
   1  denied / evaluation error / some case failed
   2  usage error or unreadable input
   3  a policy or expression failed to load or compile";

@@ -6,6 +6,10 @@
 //! - the `cel` crate's own interpreter on the same validation expressions (why we interpret the
 //!   lowered tree ourselves).
 
+/// The allocator the binaries use (see `cmd/`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

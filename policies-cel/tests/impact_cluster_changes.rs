@@ -71,7 +71,7 @@ fn reading(mut pod: Object, kind: &str, name: &str, keys: Option<&[&str]>, requi
     } else {
         &mut spec.config_maps
     };
-    let mut list = std::mem::take(uses).into_vec();
+    let mut list = uses.to_vec();
     list.push(config);
     *uses = list.into();
     pod

@@ -500,7 +500,7 @@ fn a_dependent_with_another_live_owner_is_kept() {
     let b = replicaset("shop", "b", 1, "x");
     let mut shared = owned_by(pod("shop", "shared", "node-a", true), &a);
     shared = owned_by(shared, &b);
-    shared.owners[1].controller = false;
+    std::sync::Arc::make_mut(&mut shared.owners)[1].controller = false;
     let impact = estimate(
         &delete(("apps", "v1", "replicasets"), "ReplicaSet", "shop", "a", None),
         &model(vec![a, b, shared]),

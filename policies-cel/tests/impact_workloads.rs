@@ -21,9 +21,9 @@ const NS: &str = "prod";
 // ---------------------------------------------------------------------------------------------
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    let mut labels: Labels = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+    let mut labels: Vec<_> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
     labels.sort();
-    labels
+    labels.into()
 }
 
 fn app(name: &str) -> Selector {
@@ -43,16 +43,16 @@ fn object(group: &str, kind: &str, name: &str, spec: Spec) -> Object {
             format!("{group}/v1").into()
         },
         uid: Some(format!("uid-{kind}-{name}").into()),
-        labels: Box::default(),
-        annotations: Box::default(),
-        owners: Box::default(),
+        labels: Labels::default(),
+        annotations: Labels::default(),
+        owners: Default::default(),
         terminating: false,
         spec,
     }
 }
 
 fn controlled_by(mut object: Object, owner: &Object) -> Object {
-    let mut owners = std::mem::take(&mut object.owners).into_vec();
+    let mut owners = object.owners.to_vec();
     owners.push(OwnerRef {
         uid: owner.uid.clone().unwrap(),
         api_version: owner.api_version.clone(),

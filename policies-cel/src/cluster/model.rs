@@ -9,7 +9,11 @@ use std::hash::{BuildHasher, Hash, RandomState};
 
 use hashbrown::{Equivalent, HashMap, HashTable};
 
-use crate::cluster::object::{Labels, Object, ObjectKey, Selector, Spec, Text};
+use std::sync::Arc;
+
+use crate::cluster::object::{
+    ConfigUse, ConfigUses, Labels, Object, ObjectKey, OwnerRef, Owners, Selector, Spec, Text,
+};
 use crate::cluster::view::ClusterView;
 
 /// An object's slot in the model.
@@ -140,6 +144,32 @@ pub struct ClusterModel {
     /// Strings that repeat across objects (label keys and values, namespaces, node names,
     /// kinds, owners...); an object's own name and uid are not kept here.
     strings: HashSet<Text>,
+    /// One copy of each distinct label (and annotation, selector) list, see
+    /// [`ClusterModel::share_labels`].
+    label_sets: HashSet<Labels>,
+    /// One copy of each distinct ownerReferences list, see [`ClusterModel::share_owners`].
+    owner_lists: HashSet<Owners>,
+    /// One copy of each distinct list of a pod's ConfigMap or Secret uses, see
+    /// [`ClusterModel::share_config_uses`].
+    config_uses: HashSet<ConfigUses>,
+}
+
+/// The shared copy of `items` in `set`, added when new.
+fn share_list<T: Hash + Eq>(set: &mut HashSet<Arc<[T]>>, items: Vec<T>) -> Arc<[T]> {
+    if let Some(existing) = set.get(&items[..]) {
+        return existing.clone();
+    }
+    let shared: Arc<[T]> = items.into();
+    set.insert(shared.clone());
+    shared
+}
+
+/// Drops `list` from `set` when the set and `list` itself are its only holders (the object
+/// that held it has just left the model).
+fn unshare_list<T: Hash + Eq>(set: &mut HashSet<Arc<[T]>>, list: &Arc<[T]>) {
+    if Arc::strong_count(list) <= 2 && set.get(&list[..]).is_some_and(|s| Arc::ptr_eq(s, list)) {
+        set.remove(&list[..]);
+    }
 }
 
 /// The hash of an object key, from its parts (so that a key can be looked up from `&str`s).
@@ -181,6 +211,26 @@ impl ClusterModel {
             Some(existing) => existing.clone(),
             None => s.into(),
         }
+    }
+
+    /// One shared copy of a sorted label list (labels, annotations, selectors): pods of one
+    /// workload usually carry identical labels. Lists stay while an object of the model holds
+    /// them ([`ClusterModel::remove`] drops the last holder's); lists projected but never
+    /// inserted stay too, so the set grows with the distinct label lists seen, not with churn.
+    pub fn share_labels(&mut self, labels: Vec<(Text, Text)>) -> Labels {
+        share_list(&mut self.label_sets, labels)
+    }
+
+    /// One shared copy of an ownerReferences list (identical for every pod of a ReplicaSet or
+    /// StatefulSet); kept like [`ClusterModel::share_labels`]'s lists.
+    pub fn share_owners(&mut self, owners: Vec<OwnerRef>) -> Owners {
+        share_list(&mut self.owner_lists, owners)
+    }
+
+    /// One shared copy of a pod's (sorted) ConfigMap or Secret uses (identical for the pods of
+    /// one workload); kept like [`ClusterModel::share_labels`]'s lists.
+    pub fn share_config_uses(&mut self, uses: Vec<ConfigUse>) -> ConfigUses {
+        share_list(&mut self.config_uses, uses)
     }
 
     /// Number of objects.
@@ -267,6 +317,13 @@ impl ClusterModel {
         }
         self.index(id, &object, false);
         self.free.push(id);
+        unshare_list(&mut self.label_sets, &object.labels);
+        unshare_list(&mut self.label_sets, &object.annotations);
+        unshare_list(&mut self.owner_lists, &object.owners);
+        if let Spec::Pod(pod) = &object.spec {
+            unshare_list(&mut self.config_uses, &pod.config_maps);
+            unshare_list(&mut self.config_uses, &pod.secrets);
+        }
         Some(object)
     }
 
@@ -278,7 +335,7 @@ impl ClusterModel {
         } else {
             pull(&mut self.by_kind, &Pair(&key.group, &key.kind), id);
         }
-        for owner in &object.owners {
+        for owner in object.owners.iter() {
             if add {
                 push(&mut self.dependents, owner.uid.clone(), id);
             } else {
@@ -302,7 +359,7 @@ impl ClusterModel {
                         pull(&mut self.pods_by_node, &**node, id);
                     }
                 }
-                for (k, v) in &object.labels {
+                for (k, v) in object.labels.iter() {
                     if add {
                         push(&mut self.pods_by_label, (ns.clone(), k.clone(), v.clone()), id);
                     } else {
@@ -505,7 +562,7 @@ pub fn labels_from<'a>(
         .map(|(k, v)| (model.intern(k), model.intern(v)))
         .collect();
     labels.sort();
-    labels.into_boxed_slice()
+    model.share_labels(labels)
 }
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ pub fn builtin_group(kind: &str) -> Option<&'static str> {
 }
 
 /// An ownerReference.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OwnerRef {
     pub uid: Text,
     pub api_version: Text,
@@ -80,8 +80,13 @@ pub struct OwnerRef {
     pub block_owner_deletion: bool,
 }
 
-/// Sorted `key=value` pairs.
-pub type Labels = Box<[(Text, Text)]>;
+/// Sorted `key=value` pairs. Shared: the model keeps one copy of each distinct list (pods of
+/// one workload carry the same labels), see [`ClusterModel::share_labels`](crate::cluster::ClusterModel::share_labels).
+pub type Labels = Arc<[(Text, Text)]>;
+
+/// An object's ownerReferences. Shared like [`Labels`]: every pod of a ReplicaSet or
+/// StatefulSet holds the same list.
+pub type Owners = Arc<[OwnerRef]>;
 
 /// An int or a percentage (`maxUnavailable: 25%`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,7 +175,7 @@ impl Toleration {
 }
 
 /// What a pod consumes from a ConfigMap or Secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConfigUse {
     pub name: Text,
     /// Keys read (env `valueFrom`, volume `items`); `None` when the whole object is used
@@ -179,6 +184,10 @@ pub struct ConfigUse {
     /// False when the reference is marked `optional: true`.
     pub required: bool,
 }
+
+/// A pod's ConfigMap or Secret uses. Shared like [`Labels`]: pods of one workload read the
+/// same ones.
+pub type ConfigUses = Arc<[ConfigUse]>;
 
 /// The pod fields the estimate reads.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -190,8 +199,8 @@ pub struct PodSpec {
     pub ready: bool,
     /// PersistentVolumeClaims mounted (by claim name).
     pub claims: Box<[Text]>,
-    pub config_maps: Box<[ConfigUse]>,
-    pub secrets: Box<[ConfigUse]>,
+    pub config_maps: ConfigUses,
+    pub secrets: ConfigUses,
     pub tolerations: Box<[Toleration]>,
 }
 
@@ -356,7 +365,7 @@ pub struct Object {
     pub labels: Labels,
     /// Only the `suture.dev/` annotations (escape hatches and descriptions).
     pub annotations: Labels,
-    pub owners: Box<[OwnerRef]>,
+    pub owners: Owners,
     /// `metadata.deletionTimestamp` is set.
     pub terminating: bool,
     pub spec: Spec,

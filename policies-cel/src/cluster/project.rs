@@ -18,7 +18,7 @@ mod workload;
 use serde_json::Value;
 
 use crate::cluster::ClusterModel;
-use crate::cluster::object::{Labels, Object, ObjectKey, OwnerRef, Spec, Text};
+use crate::cluster::object::{Labels, Object, ObjectKey, OwnerRef, Owners, Spec, Text};
 use crate::policy::path::FieldPath;
 
 use fields::{Fields, Result, Within};
@@ -123,7 +123,7 @@ struct Identity {
     terminating: bool,
 }
 
-fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Box<[OwnerRef]>)> {
+fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Owners)> {
     let name = model.share(meta.required_str("name")?);
     let namespace = model.intern(meta.non_empty("namespace")?.unwrap_or(""));
     let uid = meta.non_empty("uid")?.map(|uid| model.share(uid));
@@ -160,10 +160,10 @@ fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Box
             namespace,
             uid,
             labels,
-            annotations: annotations.into_boxed_slice(),
+            annotations: model.share_labels(annotations),
             terminating,
         },
-        owners.into_boxed_slice(),
+        model.share_owners(owners),
     ))
 }
 

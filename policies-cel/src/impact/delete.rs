@@ -81,7 +81,7 @@ pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Ef
 /// Owners that no longer exist, or whose uid now belongs to another object: the requester may be
 /// acting on a stale view of the cluster.
 pub(crate) fn note_dangling_owners(view: &dyn ClusterView, object: &Object, effects: &mut Effects) {
-    for owner in &object.owners {
+    for owner in object.owners.iter() {
         if view.by_uid(&owner.uid).is_some() {
             continue;
         }

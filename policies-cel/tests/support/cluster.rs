@@ -48,7 +48,7 @@ pub fn object(kind: &str, namespace: &str, name: &str, spec: Spec) -> Object {
         uid: Some(uid(kind, name)),
         labels: Labels::default(),
         annotations: Labels::default(),
-        owners: Box::default(),
+        owners: Default::default(),
         terminating: false,
         spec,
     }
@@ -60,7 +60,7 @@ pub fn uid(kind: &str, name: &str) -> Text {
 
 /// `child` with a controller ownerReference to `owner`.
 pub fn owned_by(mut child: Object, owner: &Object) -> Object {
-    let mut owners = std::mem::take(&mut child.owners).into_vec();
+    let mut owners = child.owners.to_vec();
     owners.push(OwnerRef {
         uid: owner.uid.clone().unwrap_or_default(),
         api_version: owner.api_version.clone(),

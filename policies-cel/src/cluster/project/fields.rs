@@ -224,7 +224,7 @@ impl<'a> Fields<'a> {
     /// The string-to-string mapping at `key` (labels, selectors), sorted and interned.
     pub(super) fn labels(&self, key: &str, model: &mut ClusterModel) -> Result<Labels> {
         let Some(map) = self.obj(key)?.map else {
-            return Ok(Labels::default());
+            return Ok(labels_from(model, []));
         };
         let mut pairs = Vec::with_capacity(map.len());
         for (k, v) in map {

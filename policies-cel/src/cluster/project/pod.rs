@@ -3,7 +3,7 @@
 //! of container) — and which taints they tolerate.
 
 use crate::cluster::ClusterModel;
-use crate::cluster::object::{ConfigUse, Phase, PodSpec, Text, Toleration};
+use crate::cluster::object::{ConfigUse, ConfigUses, Phase, PodSpec, Text, Toleration};
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
@@ -184,7 +184,7 @@ impl UseList {
         }
     }
 
-    fn finish(self, model: &mut ClusterModel) -> Box<[ConfigUse]> {
+    fn finish(self, model: &mut ClusterModel) -> ConfigUses {
         let mut uses: Vec<ConfigUse> = self
             .0
             .into_iter()
@@ -199,7 +199,7 @@ impl UseList {
             })
             .collect();
         uses.sort_by(|a, b| a.name.cmp(&b.name));
-        uses.into_boxed_slice()
+        model.share_config_uses(uses)
     }
 }
 
@@ -280,22 +280,22 @@ mod tests {
             vec![Text::from("data-web-0"), Text::from("web-0-scratch")].into_boxed_slice()
         );
         assert_eq!(
-            p.config_maps,
+            &*p.config_maps,
             vec![
                 config_use("kube-root-ca.crt", Some(&["ca.crt"]), true),
                 config_use("web-config", None, true),
                 config_use("web-flags", Some(&["beta"]), false),
             ]
-            .into_boxed_slice()
+            .as_slice()
         );
         assert_eq!(
-            p.secrets,
+            &*p.secrets,
             vec![
                 config_use("web-db", Some(&["password"]), true),
                 config_use("web-extra", None, true),
                 config_use("web-tls", None, true),
             ]
-            .into_boxed_slice()
+            .as_slice()
         );
     }
 

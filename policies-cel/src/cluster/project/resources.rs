@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(
             spec,
             Spec::Service {
-                selector: Some(vec![("app".into(), "web".into())].into_boxed_slice())
+                selector: Some(vec![("app".into(), "web".into())].into())
             }
         );
         let spec = spec_of(

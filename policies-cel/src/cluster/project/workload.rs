@@ -3,7 +3,8 @@
 
 use crate::cluster::ClusterModel;
 use crate::cluster::object::{
-    DeploymentStrategy, IntOrPercent, Operator, Requirement, Retention, Selector, Spec, StatefulSetStrategy,
+    DeploymentStrategy, IntOrPercent, Labels, Operator, Requirement, Retention, Selector, Spec,
+    StatefulSetStrategy,
 };
 
 use super::ProjectError;
@@ -231,7 +232,7 @@ fn selects_nothing() -> Selector {
         values: Box::default(),
     };
     Selector {
-        match_labels: Box::default(),
+        match_labels: Labels::default(),
         expressions: Box::new([nothing]),
     }
 }
@@ -276,7 +277,7 @@ mod tests {
 
     fn app_selector() -> Selector {
         Selector {
-            match_labels: vec![("app".into(), "x".into())].into_boxed_slice(),
+            match_labels: vec![("app".into(), "x".into())].into(),
             expressions: Box::default(),
         }
     }

@@ -159,8 +159,12 @@ fn deleting_a_namespace_takes_everything_in_it() {
     assert_eq!(impact.summary.pods_disrupted, 3);
     assert_eq!(impact.summary.quorum_lost, 1);
     assert_eq!(
-        impact.summary.services_without_endpoints, 0,
-        "a deleted Service has no endpoints to lose"
+        impact.summary.services_without_endpoints, 1,
+        "the deleted Service loses its 3 ready endpoints"
+    );
+    assert_eq!(
+        (impact.services[0].ready_before, impact.services[0].ready_after),
+        (3, 0)
     );
     assert_eq!(impact.summary.pdb_violations, 0, "a deleted PDB protects nothing");
     assert!(
@@ -592,5 +596,30 @@ fn an_owner_reference_to_a_recreated_namesake_is_reported() {
             .any(|n| n.contains("but the live ReplicaSet web has uid uid-replicaset-web-recreated")),
         "{:?}",
         impact.notes
+    );
+}
+
+#[test]
+fn deleting_a_service_in_use_leaves_its_clients_without_endpoints() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(("", "v1", "services"), "Service", "databases", "pg", None),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            services_without_endpoints: 1,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        (
+            impact.services[0].name.as_str(),
+            impact.services[0].ready_before,
+            impact.services[0].ready_after
+        ),
+        ("pg", 3, 0)
     );
 }

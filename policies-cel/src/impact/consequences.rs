@@ -183,6 +183,22 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
 
     impact.services.extend(effects.service_overrides.iter().cloned());
 
+    // A deleted Service loses every endpoint it had: its clients have nowhere to go.
+    let no_pods = HashSet::new();
+    for (key, _) in &effects.deleted {
+        if &*key.kind != "Service" || service_overridden(key) {
+            continue;
+        }
+        let Some(service) = view.get(key) else { continue };
+        let (before, _) = service_endpoints(view, service, &no_pods);
+        impact.services.push(ServiceEffect {
+            namespace: key.namespace.to_string(),
+            name: key.name.to_string(),
+            ready_before: before,
+            ready_after: 0,
+        });
+    }
+
     for pdb in pdbs
         .values()
         .filter(|p| !effects.is_deleted(&p.key) && !pdb_overridden(&p.key))

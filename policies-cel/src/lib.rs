@@ -8,6 +8,7 @@
 pub mod cel;
 pub mod cluster;
 pub mod eval;
+pub mod files;
 pub mod impact;
 pub mod pack;
 pub mod policy;

@@ -74,33 +74,14 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Suite>, Failure> {
     Ok(suites)
 }
 
-/// The `*.yaml`/`*.yml` files under `dir`, sorted, skipping hidden directories.
+/// The `*.yaml`/`*.yml` files under `dir`, sorted, skipping hidden entries.
 fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Failure::usage(anyhow!("cannot read directory {}: {e}", dir.display())))?;
-        for entry in entries {
-            let path = entry
-                .map_err(|e| Failure::usage(anyhow!("cannot read {}: {e}", dir.display())))?
-                .path();
-            let hidden = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'));
-            if hidden {
-                continue;
-            }
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
-                files.push(path);
-            }
-        }
+    let is_yaml = |path: &Path| path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml");
+    let (found, errors) = policies_cel::files::files_under(dir, &is_yaml);
+    if let Some((path, error)) = errors.into_iter().next() {
+        return Err(Failure::usage(anyhow!("cannot read {}: {error}", path.display())));
     }
-    files.sort();
-    Ok(files)
+    Ok(found.into_iter().map(|f| f.path).collect())
 }
 
 /// The suites of one file. A file found in a directory that is not a suite is skipped; a file

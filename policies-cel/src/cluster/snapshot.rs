@@ -26,8 +26,6 @@ use crate::policy::path::FieldPath;
 
 pub use error::SnapshotError;
 
-/// How deep directories are walked (a guard against symlink loops).
-const MAX_DIRECTORY_DEPTH: usize = 32;
 /// Problems collected before loading stops (a systematic mistake in a 100k-object file would
 /// otherwise print 100k lines).
 const MAX_ERRORS: usize = 20;
@@ -156,7 +154,7 @@ impl SnapshotLoader {
     /// Adds the snapshot files under `path` (with their sizes) to `files`.
     fn collect(&mut self, path: &Path, files: &mut Vec<(PathBuf, u64)>) {
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => self.directory(path, 0, files),
+            Ok(meta) if meta.is_dir() => self.directory(path, files),
             Ok(meta) => files.push((path.to_path_buf(), meta.len())),
             Err(source) => self.error(SnapshotError::Io {
                 path: path.display().to_string(),
@@ -165,40 +163,15 @@ impl SnapshotLoader {
         }
     }
 
-    fn directory(&mut self, dir: &Path, depth: usize, files: &mut Vec<(PathBuf, u64)>) {
-        let io = |source| SnapshotError::Io {
-            path: dir.display().to_string(),
-            source,
-        };
-        if depth > MAX_DIRECTORY_DEPTH {
-            self.error(io(std::io::Error::other(
-                "directories nested too deep (a symlink loop?)",
-            )));
-            return;
+    fn directory(&mut self, dir: &Path, files: &mut Vec<(PathBuf, u64)>) {
+        let (found, errors) = crate::files::files_under(dir, &has_snapshot_extension);
+        for (path, source) in errors {
+            self.error(SnapshotError::Io {
+                path: path.display().to_string(),
+                source,
+            });
         }
-        let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
-            Ok(entries) => entries.filter_map(|entry| entry.map(|e| e.path()).ok()).collect(),
-            Err(source) => return self.error(io(source)),
-        };
-        paths.sort();
-        for path in paths {
-            let hidden = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'));
-            if hidden {
-                continue;
-            }
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => self.directory(&path, depth + 1, files),
-                Ok(meta) if has_snapshot_extension(&path) => files.push((path, meta.len())),
-                Ok(_) => {}
-                Err(source) => self.error(SnapshotError::Io {
-                    path: path.display().to_string(),
-                    source,
-                }),
-            }
-        }
+        files.extend(found.into_iter().map(|f| (f.path, f.len)));
     }
 
     /// One file's text: JSON through the fast path, YAML (and JSON that is only valid as YAML)

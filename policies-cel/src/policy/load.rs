@@ -6,7 +6,7 @@
 //! rather than stopping at the first, so an author sees all of them at once.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -15,9 +15,6 @@ use crate::policy::context::{Ctx, Report};
 use crate::policy::marked::{self, Marked, Pos};
 use crate::policy::path::FieldPath;
 use crate::policy::{LoadError, PolicySet, SourceRef, safety, split_documents, vap};
-
-/// How deep directories are walked (a guard against symlink loops).
-const MAX_DIRECTORY_DEPTH: usize = 32;
 
 /// Loads policies, bindings and param objects from files, directories and strings.
 ///
@@ -167,7 +164,7 @@ impl Loader {
 
     fn walk(&mut self, path: &Path, role: Role) {
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => self.directory(path, role, 0),
+            Ok(meta) if meta.is_dir() => self.directory(path, role),
             Ok(_) => self.file(path, role),
             Err(source) => self.report.errors.push(LoadError::Io {
                 path: path.display().to_string(),
@@ -176,53 +173,16 @@ impl Loader {
         }
     }
 
-    fn directory(&mut self, dir: &Path, role: Role, depth: usize) {
-        if depth > MAX_DIRECTORY_DEPTH {
-            let source = std::io::Error::other("directories nested too deep (a symlink loop?)");
+    fn directory(&mut self, dir: &Path, role: Role) {
+        let (found, errors) = crate::files::files_under(dir, &has_policy_extension);
+        for (path, source) in errors {
             self.report.errors.push(LoadError::Io {
-                path: dir.display().to_string(),
+                path: path.display().to_string(),
                 source,
             });
-            return;
         }
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(source) => {
-                self.report.errors.push(LoadError::Io {
-                    path: dir.display().to_string(),
-                    source,
-                });
-                return;
-            }
-        };
-        let mut paths: Vec<PathBuf> = Vec::new();
-        for entry in entries {
-            match entry {
-                Ok(entry) => paths.push(entry.path()),
-                Err(source) => self.report.errors.push(LoadError::Io {
-                    path: dir.display().to_string(),
-                    source,
-                }),
-            }
-        }
-        paths.sort();
-        for path in paths {
-            let hidden = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'));
-            if hidden {
-                continue;
-            }
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_dir() => self.directory(&path, role, depth + 1),
-                Ok(_) if has_policy_extension(&path) => self.file(&path, role),
-                Ok(_) => {}
-                Err(source) => self.report.errors.push(LoadError::Io {
-                    path: path.display().to_string(),
-                    source,
-                }),
-            }
+        for file in found {
+            self.file(&file.path, role);
         }
     }
 

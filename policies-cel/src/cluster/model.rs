@@ -7,10 +7,11 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash, RandomState};
 
-use hashbrown::{Equivalent, HashMap, HashTable};
+use hashbrown::{HashMap, HashTable};
 
 use std::sync::Arc;
 
+use crate::cluster::index::{Flagged, Index, Pair, Posting, Triple, pull, push};
 use crate::cluster::object::{
     ConfigUse, ConfigUses, Labels, Object, ObjectKey, OwnerRef, Owners, Selector, Spec, Text,
 };
@@ -21,99 +22,6 @@ pub type ObjectId = u32;
 
 /// How many objects of each kind the model holds, for summaries and metrics.
 pub type KindCounts = Vec<(String, usize)>;
-
-/// The objects an index key leads to, in insertion order. Most keys of the finer indexes
-/// (a pod's own label values, its ConfigMaps) lead to a single object, which then costs no
-/// allocation.
-#[derive(Debug, Clone)]
-enum Posting {
-    One(ObjectId),
-    Many(Vec<ObjectId>),
-}
-
-impl Posting {
-    fn ids(&self) -> &[ObjectId] {
-        match self {
-            Posting::One(id) => std::slice::from_ref(id),
-            Posting::Many(ids) => ids,
-        }
-    }
-
-    fn push(&mut self, id: ObjectId) {
-        match self {
-            Posting::One(first) => *self = Posting::Many(vec![*first, id]),
-            Posting::Many(ids) => ids.push(id),
-        }
-    }
-
-    /// Takes `id` out; true when nothing is left.
-    fn pull(&mut self, id: ObjectId) -> bool {
-        match self {
-            Posting::One(only) => *only == id,
-            Posting::Many(ids) => {
-                ids.retain(|i| *i != id);
-                match ids[..] {
-                    [] => true,
-                    [only] => {
-                        *self = Posting::One(only);
-                        false
-                    }
-                    _ => false,
-                }
-            }
-        }
-    }
-}
-
-/// An index: key → the objects it leads to.
-type Index<K> = HashMap<K, Posting, RandomState>;
-
-fn push<K: Hash + Eq>(index: &mut Index<K>, key: K, id: ObjectId) {
-    match index.get_mut(&key) {
-        Some(posting) => posting.push(id),
-        None => {
-            index.insert(key, Posting::One(id));
-        }
-    }
-}
-
-fn pull<K: Hash + Eq, Q: Hash + Equivalent<K> + ?Sized>(index: &mut Index<K>, key: &Q, id: ObjectId) {
-    if let Some(posting) = index.get_mut(key)
-        && posting.pull(id)
-    {
-        index.remove(key);
-    }
-}
-
-/// A borrowed `(Text, Text)` key (hashes as the owned one does).
-#[derive(Hash)]
-struct Pair<'a>(&'a str, &'a str);
-
-impl Equivalent<(Text, Text)> for Pair<'_> {
-    fn equivalent(&self, key: &(Text, Text)) -> bool {
-        self.0 == &*key.0 && self.1 == &*key.1
-    }
-}
-
-/// A borrowed `(Text, Text, Text)` key.
-#[derive(Hash)]
-struct Triple<'a>(&'a str, &'a str, &'a str);
-
-impl Equivalent<(Text, Text, Text)> for Triple<'_> {
-    fn equivalent(&self, key: &(Text, Text, Text)) -> bool {
-        self.0 == &*key.0 && self.1 == &*key.1 && self.2 == &*key.2
-    }
-}
-
-/// A borrowed `(bool, Text, Text)` key.
-#[derive(Hash)]
-struct Flagged<'a>(bool, &'a str, &'a str);
-
-impl Equivalent<(bool, Text, Text)> for Flagged<'_> {
-    fn equivalent(&self, key: &(bool, Text, Text)) -> bool {
-        self.0 == key.0 && self.1 == &*key.1 && self.2 == &*key.2
-    }
-}
 
 /// Slim objects and their indexes.
 #[derive(Debug, Default)]

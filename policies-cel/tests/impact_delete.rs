@@ -139,6 +139,8 @@ fn retention_when_deleted_takes_the_claims_and_their_data() {
     assert_eq!(impact.summary.deleted, 10, "{:#?}", deleted_names(&impact));
     assert_eq!(impact.summary.data_loss, 3);
     assert_eq!(impact.volumes[0].volume.as_deref(), Some("pv-0"));
+    assert_eq!(impact.volumes[0].in_use_by, ["pg-0"], "the data is live");
+    assert_eq!(impact.volumes[0].stateful_set.as_deref(), Some("pg"));
     assert!(
         impact.volumes[0].reason.contains("reclaims with Delete"),
         "{}",
@@ -569,6 +571,15 @@ fn a_dangling_owner_reference_is_reported() {
         }
     );
     assert!(!impact.pods[0].replaced, "no live controller recreates it");
+    assert_eq!(impact.stale_owners.len(), 1);
+    assert_eq!(
+        (
+            impact.stale_owners[0].owner_kind.as_str(),
+            impact.stale_owners[0].owner_name.as_str(),
+            impact.stale_owners[0].live_uid.as_deref()
+        ),
+        ("ReplicaSet", "web-old", None)
+    );
     assert!(
         impact
             .notes
@@ -597,6 +608,10 @@ fn an_owner_reference_to_a_recreated_namesake_is_reported() {
         "{:?}",
         impact.notes
     );
+    assert_eq!(
+        impact.stale_owners[0].live_uid.as_deref(),
+        Some("uid-replicaset-web-recreated")
+    );
 }
 
 #[test]
@@ -621,5 +636,28 @@ fn deleting_a_service_in_use_leaves_its_clients_without_endpoints() {
             impact.services[0].ready_after
         ),
         ("pg", 3, 0)
+    );
+}
+
+#[test]
+fn a_leftover_claim_nobody_uses_is_not_live_data() {
+    let (mut cluster, _) = database(Retention::default());
+    cluster.insert(pvc("databases", "data-pg-7", "pv-7"));
+    cluster.insert(pv("pv-7", "databases", "data-pg-7", true));
+    let impact = estimate(
+        &delete(
+            ("", "v1", "persistentvolumeclaims"),
+            "PersistentVolumeClaim",
+            "databases",
+            "data-pg-7",
+            None,
+        ),
+        &cluster,
+    );
+    assert_eq!(impact.summary.data_loss, 1, "the data is still destroyed");
+    assert!(impact.volumes[0].in_use_by.is_empty());
+    assert_eq!(
+        impact.volumes[0].stateful_set, None,
+        "ordinal 7 is beyond the 3 current replicas"
     );
 }

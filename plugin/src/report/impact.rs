@@ -51,7 +51,17 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .iter()
             .map(|v| {
                 let volume = v.volume.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-                format!("{}/{}{volume} — {}", v.namespace, v.claim, style.dim(&v.reason))
+                let live = if v.in_use_by.is_empty() {
+                    String::new()
+                } else {
+                    format!(", in use by {}", v.in_use_by.join(", "))
+                };
+                format!(
+                    "{}/{}{volume}{live} — {}",
+                    v.namespace,
+                    v.claim,
+                    style.dim(&v.reason)
+                )
             })
             .collect(),
     );

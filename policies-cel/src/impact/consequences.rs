@@ -272,6 +272,10 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
     }
 
     impact.volumes = effects.volumes;
+    for volume in &mut impact.volumes {
+        describe_volume(view, volume);
+    }
+    impact.stale_owners = effects.stale_owners;
     impact.broken_references = effects.broken_references;
     impact.summary = Summary {
         deleted: impact.deleted.len(),
@@ -292,6 +296,36 @@ pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects)
         broken_references: impact.broken_references.len(),
     };
     impact
+}
+
+/// Who uses a lost volume now: the pods mounting its claim, and the StatefulSet member
+/// (within the current replicas) whose volumeClaimTemplate made it.
+fn describe_volume(view: &dyn ClusterView, volume: &mut crate::impact::report::VolumeLoss) {
+    volume.in_use_by = view
+        .pods_using_claim(&volume.namespace, &volume.claim)
+        .into_iter()
+        .filter(|p| p.pod().is_some_and(|s| !s.finished()))
+        .map(|p| p.key.name.to_string())
+        .collect();
+    volume.in_use_by.sort();
+    volume.stateful_set = view
+        .in_namespace(&volume.namespace)
+        .into_iter()
+        .find_map(|o| match &o.spec {
+            Spec::StatefulSet {
+                replicas,
+                claim_templates,
+                ..
+            } => claim_templates.iter().find_map(|template| {
+                let ordinal = volume
+                    .claim
+                    .strip_prefix(&format!("{template}-{}-", o.key.name))?
+                    .parse::<i64>()
+                    .ok()?;
+                (ordinal < *replicas).then(|| o.key.name.to_string())
+            }),
+            _ => None,
+        });
 }
 
 /// Ready endpoints of `service` now and with `down` pods gone: from its EndpointSlices when

@@ -89,15 +89,27 @@ pub(crate) fn note_dangling_owners(view: &dyn ClusterView, object: &Object, effe
         let namesake = [object.key.namespace.as_ref(), ""]
             .into_iter()
             .find_map(|ns| view.get(&ObjectKey::new(group, &owner.kind, ns, &owner.name)));
-        effects.note(match namesake.and_then(|o| o.uid.as_deref()) {
-            Some(live_uid) => format!(
-                "{} names owner {} {} with uid {}, but the live {} {} has uid {live_uid}: a stale ownerReference",
+        let live_uid = namesake.and_then(|o| o.uid.as_deref()).map(str::to_owned);
+        effects.note(match &live_uid {
+            Some(live) => format!(
+                "{} names owner {} {} with uid {}, but the live {} {} has uid {live}: a stale ownerReference",
                 object.key, owner.kind, owner.name, owner.uid, owner.kind, owner.name
             ),
             None => format!(
                 "{} names owner {} {} (uid {}), which no longer exists: a stale ownerReference",
                 object.key, owner.kind, owner.name, owner.uid
             ),
+        });
+        effects.stale_owners.push(crate::impact::report::StaleOwner {
+            object: crate::impact::report::Target {
+                kind: object.key.kind.to_string(),
+                namespace: object.key.namespace.to_string(),
+                name: object.key.name.to_string(),
+            },
+            owner_kind: owner.kind.to_string(),
+            owner_name: owner.name.to_string(),
+            owner_uid: owner.uid.to_string(),
+            live_uid,
         });
     }
 }

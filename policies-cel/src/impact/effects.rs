@@ -28,6 +28,8 @@ pub(crate) struct Effects {
     pub volumes: Vec<VolumeLoss>,
     volume_keys: HashSet<(String, String)>,
     pub notes: Vec<String>,
+    /// Stale ownerReferences of deleted objects.
+    pub stale_owners: Vec<crate::impact::report::StaleOwner>,
     /// Ready pods a workload settles at when a rule knows better than "before minus stopped"
     /// (a scale-down settles at the new replica count).
     pub settles_at: HashMap<ObjectKey, usize>,
@@ -89,6 +91,8 @@ impl Effects {
                 claim: claim.to_owned(),
                 volume: volume.map(str::to_owned),
                 reason: reason.into(),
+                in_use_by: Vec::new(),
+                stateful_set: None,
             });
         }
     }

@@ -78,6 +78,27 @@ pub struct VolumeLoss {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume: Option<String>,
     pub reason: String,
+    /// Pods (not finished) that mount the claim now: the data is live.
+    pub in_use_by: Vec<String>,
+    /// The StatefulSet whose member (within its current replicas) owns the claim, by the
+    /// `<template>-<statefulset>-<ordinal>` naming of volumeClaimTemplates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stateful_set: Option<String>,
+}
+
+/// An ownerReference of a deleted object that names an owner that no longer exists, or whose
+/// name now belongs to another live object: the requester may be acting on a stale view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaleOwner {
+    #[serde(flatten)]
+    pub object: Target,
+    pub owner_kind: String,
+    pub owner_name: String,
+    pub owner_uid: String,
+    /// The uid of the live object that now has the owner's name, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_uid: Option<String>,
 }
 
 /// Ready pods of a workload now, once the change settles, and at its worst moment.
@@ -159,5 +180,7 @@ pub struct Impact {
     pub broken_references: Vec<BrokenReference>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
+    /// Stale ownerReferences of the objects the request deletes.
+    pub stale_owners: Vec<StaleOwner>,
     pub notes: Vec<String>,
 }

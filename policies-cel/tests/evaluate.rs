@@ -47,6 +47,7 @@ fn policy(name: &str, kind: PolicyKind, validations: Vec<Validation>) -> Policy 
         subjects: None,
         actions: vec![],
         uses_impact: false,
+        allow_annotation: None,
     }
 }
 
@@ -472,5 +473,58 @@ fn reviews_that_are_not_admission_reviews_are_refused() {
     assert!(
         matches!(malformed, Err(RequestError::Malformed { .. })),
         "{malformed:?}"
+    );
+}
+
+fn escapable(annotations: Json) -> Request {
+    let mut object = deployment(0);
+    object["metadata"]["annotations"] = annotations;
+    review("CREATE", OPERATOR, object)
+}
+
+#[test]
+fn the_escape_hatch_admits_with_a_warning_and_an_audit_record() {
+    let mut p = policy(
+        "no-zero",
+        PolicyKind::SafetyPolicy,
+        vec![validation("variables.replicas > 0", Some("zero replicas"), None)],
+    );
+    p.actions = vec![Action::Deny];
+    p.allow_annotation = Some("suture.dev/allow-disruption".into());
+    let s = set(vec![p], vec![]);
+
+    let denied = evaluate(&s, &escapable(json!({})), &EmptyCluster);
+    assert!(!denied.allowed);
+
+    let blank = evaluate(
+        &s,
+        &escapable(json!({"suture.dev/allow-disruption": "  "})),
+        &EmptyCluster,
+    );
+    assert!(!blank.allowed, "an empty reason is no reason");
+
+    let allowed = evaluate(
+        &s,
+        &escapable(json!({"suture.dev/allow-disruption": "migration OPS-142"})),
+        &EmptyCluster,
+    );
+    assert!(allowed.allowed);
+    assert_eq!(
+        allowed.warnings,
+        [
+            "SafetyPolicy 'no-zero' would deny this request, but the object is annotated suture.dev/allow-disruption=\"migration OPS-142\": zero replicas"
+        ]
+    );
+    assert_eq!(
+        allowed
+            .audit_annotations
+            .get("no-zero/allowed-by")
+            .map(String::as_str),
+        Some("suture.dev/allow-disruption=migration OPS-142")
+    );
+    assert_eq!(
+        allowed.policies[0].outcome,
+        Outcome::Failed { validations: vec![0] },
+        "the policy still failed"
     );
 }

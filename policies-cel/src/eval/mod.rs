@@ -3,6 +3,7 @@
 //! exactly as kube-apiserver does for ValidatingAdmissionPolicy.
 
 mod decision;
+mod escape;
 mod matching;
 mod params;
 mod request;
@@ -126,8 +127,8 @@ struct Pair<'a> {
 
 /// The decision being built, with the failures recorded for the Audit action.
 #[derive(Default)]
-struct Verdict {
-    decision: Decision,
+pub(crate) struct Verdict {
+    pub(crate) decision: Decision,
     audit_failures: Vec<serde_json::Value>,
 }
 
@@ -160,6 +161,7 @@ fn judge(
     let mut failed = Vec::new();
     let mut skipped = None;
     let mut errors = Vec::new();
+    let escape = escape::reason(policy, context.request, context.cluster);
     for params in param_objects {
         let input = RunInput {
             object: context.request.object(),
@@ -192,7 +194,12 @@ fn judge(
                 errors.extend(ignored_errors);
                 for violation in violations {
                     failed.extend(violation.validation);
-                    apply_actions(verdict, policy, binding, actions, &violation);
+                    match &escape {
+                        Some(allowed) if actions.contains(&Action::Deny) => {
+                            allowed.admit(verdict, policy, &violation)
+                        }
+                        _ => apply_actions(verdict, policy, binding, actions, &violation),
+                    }
                 }
             }
         }
@@ -313,7 +320,7 @@ fn apply_actions(
     }
 }
 
-fn kind_name(policy: &Policy) -> &'static str {
+pub(crate) fn kind_name(policy: &Policy) -> &'static str {
     match policy.kind {
         PolicyKind::SafetyPolicy => "SafetyPolicy",
         PolicyKind::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",

@@ -14,7 +14,7 @@ mod nodes;
 mod pods;
 pub mod report;
 mod services;
-mod subject;
+pub(crate) mod subject;
 mod workloads;
 
 pub use report::{Impact, Summary};

@@ -95,6 +95,8 @@ pub struct Policy {
     pub actions: Vec<Action>,
     /// True when any expression reads `impact` (the estimate is then computed for matching requests).
     pub uses_impact: bool,
+    /// SafetyPolicy only: the escape-hatch annotation (see `SafetyPolicySpec::allow_annotation`).
+    pub allow_annotation: Option<String>,
 }
 
 /// How a binding selects params (`paramRef`).

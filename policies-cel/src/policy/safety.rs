@@ -65,6 +65,12 @@ pub struct SafetyPolicySpec {
     /// as failing the policy, Ignore lets it through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<SafetyFailurePolicy>,
+    /// The escape hatch: an annotation (e.g. `suture.dev/allow-disruption`) that a human sets on
+    /// the target object or on its controlling owner, with the reason as its value. A denial of
+    /// this policy is then admitted and reported as a warning naming the reason, and recorded as
+    /// the audit annotation `<policy>/allowed-by`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_annotation: Option<String>,
     /// Which requests the policy is about (resources, operations, namespaces, objects), as in a
     /// ValidatingAdmissionPolicy. Absent: every request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,6 +204,16 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         }
         (None, None) => vec![Action::Deny],
     };
+    if let Some(key) = &spec.allow_annotation
+        && !valid_annotation_key(key)
+    {
+        let message = format!(
+            "Invalid value: {key:?}: an annotation key is an optional DNS prefix and `/`, then a name of at most 63 of [A-Za-z0-9-_.]"
+        );
+        report
+            .errors
+            .push(ctx.invalid(&spec_at.key("allowAnnotation"), &message));
+    }
     let failure_policy = match spec.failure_policy {
         Some(SafetyFailurePolicy::Ignore) => crate::policy::FailurePolicy::Ignore,
         Some(SafetyFailurePolicy::Fail) | None => crate::policy::FailurePolicy::Fail,
@@ -227,7 +243,22 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         subjects,
         actions,
         uses_impact: body.uses_impact,
+        allow_annotation: spec.allow_annotation,
     })
+}
+
+/// A Kubernetes annotation key: `[prefix/]name`, name of 1–63 alphanumerics, `-`, `_`, `.`.
+fn valid_annotation_key(key: &str) -> bool {
+    let name = key
+        .rsplit_once('/')
+        .map_or(key, |(prefix, name)| if prefix.is_empty() { "" } else { name });
+    !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
 }
 
 fn subjects(ctx: &Ctx<'_>, at: &FieldPath, spec: SafetySubjects, report: &mut Report) -> Subjects {

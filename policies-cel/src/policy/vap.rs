@@ -85,6 +85,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         subjects: None,
         actions: Vec::new(),
         uses_impact: body.uses_impact,
+        allow_annotation: None,
     })
 }
 

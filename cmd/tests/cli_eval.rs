@@ -253,3 +253,51 @@ fn a_broken_cluster_snapshot_exits_2_naming_file_and_line() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_cluster_library_and_impact_read_the_snapshot() {
+    let out = suture()
+        .args([
+            "eval",
+            "-e",
+            "cluster.count('Pod', 'databases')",
+            "--cluster",
+            "testdata/clusters/database",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "3");
+
+    let out = suture()
+        .args([
+            "eval",
+            "-e",
+            "impact.summary.dataLoss",
+            "--request",
+            "testdata/reviews/namespace-delete-operator.json",
+            "--cluster",
+            "testdata/clusters/database",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "3");
+
+    let out = suture()
+        .args([
+            "eval",
+            "-e",
+            "impact.summary.dataLoss",
+            "--request",
+            "testdata/reviews/namespace-delete-operator.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "without a snapshot, impact is an evaluation error"
+    );
+    assert!(stderr(&out).contains("impact"), "{}", stderr(&out));
+}

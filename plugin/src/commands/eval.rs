@@ -115,8 +115,27 @@ pub fn run(args: &EvalArgs, no_color: bool) -> Result<Exit, Failure> {
             "only one input can be read from stdin (-)"
         )));
     }
-    let bindings = bindings(args)?;
-    let _cluster = cluster::load(&args.cluster)?;
+    let (bindings, request) = bindings(args)?;
+    let cluster = cluster::load(&args.cluster)?;
+    let view = cluster.as_ref();
+    let has_model = view.object_count() > 0;
+    // `impact` needs the request as an AdmissionReview and a model to estimate against.
+    let review = request.filter(|_| has_model).and_then(|request| {
+        policies_cel::Request::from_review(json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request
+        }))
+        .ok()
+    });
+    let estimate = || match &review {
+        Some(review) => Ok(policies_cel::impact::estimate(review, view).to_value()),
+        None => Err(policies_cel::cel::EvalError::Unavailable(
+            "impact (give --cluster and a --request, or objects to build one from)".into(),
+        )),
+    };
+    let mut bindings = bindings.with_impact(&estimate);
+    if has_model {
+        bindings = bindings.with_cluster(view);
+    }
 
     let program = match Env::admission().compile(&args.expression) {
         Ok(program) => program,
@@ -183,8 +202,9 @@ fn read(path: &Path) -> Result<Json, Failure> {
     input::read_one(path).or_exit(Exit::Usage)
 }
 
-/// The activation: every root the arguments give, `request` built when not given.
-fn bindings(args: &EvalArgs) -> Result<Bindings<'static>, Failure> {
+/// The activation: every root the arguments give, `request` built when not given (also returned
+/// with its objects, for the impact estimate).
+fn bindings(args: &EvalArgs) -> Result<(Bindings<'static>, Option<Json>), Failure> {
     let mut object = args.object.as_deref().map(read).transpose()?;
     let mut old_object = args.old_object.as_deref().map(read).transpose()?;
     let request = match &args.request {
@@ -198,6 +218,11 @@ fn bindings(args: &EvalArgs) -> Result<Bindings<'static>, Failure> {
         }
         None => synthesized_request(object.as_ref(), old_object.as_ref()),
     };
+    let mut full_request = request.clone();
+    if let Some(fields) = full_request.as_object_mut() {
+        fields.insert("object".into(), object.clone().unwrap_or(Json::Null));
+        fields.insert("oldObject".into(), old_object.clone().unwrap_or(Json::Null));
+    }
     let mut bindings = Bindings::new()
         .with(Root::Object, object.as_ref().map_or(Value::Null, from_json))
         .with(
@@ -218,7 +243,7 @@ fn bindings(args: &EvalArgs) -> Result<Bindings<'static>, Failure> {
     if let Some(path) = &args.namespace_object {
         bindings.set(Root::NamespaceObject, from_json(&read(path)?));
     }
-    Ok(bindings)
+    Ok((bindings, full_request.is_object().then_some(full_request)))
 }
 
 /// Reads `--request`: an AdmissionRequest, or an AdmissionReview whose `request` is taken.

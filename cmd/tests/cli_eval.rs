@@ -256,44 +256,17 @@ fn a_broken_cluster_snapshot_exits_2_naming_file_and_line() {
 
 #[test]
 fn the_cluster_library_and_impact_read_the_snapshot() {
-    let out = suture()
-        .args([
-            "eval",
-            "-e",
-            "cluster.count('Pod', 'databases')",
-            "--cluster",
-            "testdata/clusters/database",
-        ])
-        .output()
-        .unwrap();
+    const DATABASE: [&str; 2] = ["--cluster", "testdata/clusters/database"];
+    const REVIEW: [&str; 2] = ["--request", "testdata/reviews/namespace-delete-operator.json"];
+    let out = eval("cluster.count('Pod', 'databases')", &DATABASE);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "3");
 
-    let out = suture()
-        .args([
-            "eval",
-            "-e",
-            "impact.summary.dataLoss",
-            "--request",
-            "testdata/reviews/namespace-delete-operator.json",
-            "--cluster",
-            "testdata/clusters/database",
-        ])
-        .output()
-        .unwrap();
+    let out = eval("impact.summary.dataLoss", &[REVIEW, DATABASE].concat());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "3");
 
-    let out = suture()
-        .args([
-            "eval",
-            "-e",
-            "impact.summary.dataLoss",
-            "--request",
-            "testdata/reviews/namespace-delete-operator.json",
-        ])
-        .output()
-        .unwrap();
+    let out = eval("impact.summary.dataLoss", &REVIEW);
     assert_eq!(
         out.status.code(),
         Some(1),

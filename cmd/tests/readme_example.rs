@@ -15,7 +15,7 @@ fn the_readme_example_suite_passes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("PASS: 2 passed, 0 failed"),
+        stdout(&out).contains("PASS: 4 passed, 0 failed"),
         "{}",
         stdout(&out)
     );
@@ -24,7 +24,13 @@ fn the_readme_example_suite_passes() {
 #[test]
 fn the_readme_example_blocks_are_the_files() {
     let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
-    for file in ["safety-policy.yaml", "min-replicas.yaml", "readme.test.yaml"] {
+    for file in [
+        "safety-policy.yaml",
+        "min-replicas.yaml",
+        "readme.test.yaml",
+        "keep-quorum.yaml",
+        "quorum.test.yaml",
+    ] {
         let text =
             std::fs::read_to_string(common::root().join("testdata/readme-example").join(file)).unwrap();
         assert!(

@@ -1126,7 +1126,7 @@ fn a_failing_variable_is_only_an_error_when_read() {
     ]);
     let bindings = Bindings::new()
         .with(Root::Object, from_json(&json!({"metadata": {"name": "web"}})))
-        .with_variables(programs);
+        .with_variables(&programs);
     let budget = Budget::default();
     let ok = env.compile("variables.name == 'web'").unwrap();
     assert_eq!(ok.eval(&bindings, &budget), Ok(Value::Bool(true)));
@@ -1155,7 +1155,7 @@ fn each_variable_is_evaluated_once() {
     let once = env.compile("size(variables.costly)").unwrap();
     let budget = Budget::default();
     assert_eq!(
-        once.eval(&Bindings::new().with_variables(programs.clone()), &budget),
+        once.eval(&Bindings::new().with_variables(&programs), &budget),
         Ok(Value::Int(667))
     );
     let cost_of_one_read = budget.spent();
@@ -1166,7 +1166,7 @@ fn each_variable_is_evaluated_once() {
         .unwrap();
     let budget = Budget::default();
     assert_eq!(
-        thrice.eval(&Bindings::new().with_variables(programs.clone()), &budget),
+        thrice.eval(&Bindings::new().with_variables(&programs), &budget),
         Ok(Value::Int(1334))
     );
     assert!(
@@ -1176,7 +1176,7 @@ fn each_variable_is_evaluated_once() {
     );
 
     // Several expressions over the same bindings share the computed value.
-    let bindings = Bindings::new().with_variables(programs);
+    let bindings = Bindings::new().with_variables(&programs);
     let budget = Budget::default();
     once.eval(&bindings, &budget).unwrap();
     let after_first = budget.spent();
@@ -1198,7 +1198,7 @@ fn later_variables_read_earlier_ones() {
     let object = json!({"spec": {"containers": [{"image": "nginx:1.25"}, {"image": "busybox"}]}});
     let bindings = Bindings::new()
         .with(Root::Object, from_json(&object))
-        .with_variables(programs);
+        .with_variables(&programs);
     let program = env
         .compile("variables.untagged == ['busybox'] && size(variables.images) == 2")
         .unwrap();

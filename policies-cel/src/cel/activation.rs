@@ -22,16 +22,38 @@ pub trait Activation {
     }
 }
 
+/// The compiled programs of composited variables, in declaration order: a policy's own list is
+/// borrowed as it is, so a request builds nothing to read it.
+pub trait VariablePrograms: Sync {
+    /// The program of the variable at `index`.
+    fn program(&self, index: usize) -> Option<&Program>;
+    /// How many variables there are.
+    fn count(&self) -> usize;
+}
+
+impl VariablePrograms for Vec<Arc<Program>> {
+    fn program(&self, index: usize) -> Option<&Program> {
+        self.get(index).map(|p| &**p)
+    }
+
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+/// No variables.
+static NO_VARIABLES: Vec<Arc<Program>> = Vec::new();
+
 /// Composited variables: evaluated in the activation that reads them, at most once each.
-pub struct LazyVariables {
-    programs: Vec<Arc<Program>>,
+pub struct LazyVariables<'a> {
+    programs: &'a dyn VariablePrograms,
     memo: RefCell<Vec<Option<Result<Value, EvalError>>>>,
 }
 
-impl LazyVariables {
+impl<'a> LazyVariables<'a> {
     /// Variables from their compiled programs, in declaration order.
-    pub fn new(programs: Vec<Arc<Program>>) -> Self {
-        let memo = RefCell::new(vec![None; programs.len()]);
+    pub fn new(programs: &'a dyn VariablePrograms) -> Self {
+        let memo = RefCell::new(vec![None; programs.count()]);
         Self { programs, memo }
     }
 
@@ -41,7 +63,7 @@ impl LazyVariables {
         }
         let program = self
             .programs
-            .get(index)
+            .program(index)
             .ok_or_else(|| EvalError::Other(format!("variable #{index} is not declared")))?;
         let result = program.eval(activation, budget);
         if let Some(slot) = self.memo.borrow_mut().get_mut(index) {
@@ -51,10 +73,10 @@ impl LazyVariables {
     }
 }
 
-impl fmt::Debug for LazyVariables {
+impl fmt::Debug for LazyVariables<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LazyVariables")
-            .field("count", &self.programs.len())
+            .field("count", &self.programs.count())
             .finish()
     }
 }
@@ -67,7 +89,7 @@ pub struct Bindings<'a> {
     roots: [Option<Value>; Root::ALL.len()],
     impact: Option<LazyRoot<'a>>,
     impact_value: OnceCell<Result<Value, EvalError>>,
-    variables: LazyVariables,
+    variables: LazyVariables<'a>,
     cluster: Option<&'a dyn ClusterView>,
 }
 
@@ -78,7 +100,7 @@ impl<'a> Bindings<'a> {
             roots: Default::default(),
             impact: None,
             impact_value: OnceCell::new(),
-            variables: LazyVariables::new(Vec::new()),
+            variables: LazyVariables::new(&NO_VARIABLES),
             cluster: None,
         }
     }
@@ -108,7 +130,7 @@ impl<'a> Bindings<'a> {
     }
 
     /// Declares the composited variables (their programs, in order).
-    pub fn with_variables(mut self, programs: Vec<Arc<Program>>) -> Self {
+    pub fn with_variables(mut self, programs: &'a dyn VariablePrograms) -> Self {
         self.variables = LazyVariables::new(programs);
         self
     }

@@ -24,7 +24,7 @@ mod position;
 mod program;
 pub mod value;
 
-pub use activation::{Activation, Bindings, LazyVariables};
+pub use activation::{Activation, Bindings, LazyVariables, VariablePrograms};
 pub use budget::{Budget, DEFAULT_COST_LIMIT};
 pub use env::{Env, Root};
 pub use error::{CompileError, EvalError};

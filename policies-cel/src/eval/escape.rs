@@ -8,7 +8,7 @@ use crate::cluster::ClusterView;
 use crate::eval::Request;
 use crate::eval::run::Violation;
 use crate::eval::{Verdict, kind_name};
-use crate::impact::subject::Subject;
+use crate::impact::subject::target_key;
 use crate::policy::Policy;
 
 /// The annotation that admitted a request, and the reason written in it.
@@ -53,7 +53,7 @@ pub(crate) fn reason(
         }
     }
     let cluster = cluster?;
-    let target = cluster.get(&Subject::new(request, cluster).key)?;
+    let target = cluster.get(&target_key(request, cluster))?;
     if let Some(allowed) = target.annotation(key).and_then(|r| found(r, "the object".into())) {
         return Some(allowed);
     }

@@ -1,8 +1,6 @@
 //! One policy, through one binding, with one params object, on one request: matchConditions,
 //! validations with their messages, and audit annotations, as kube-apiserver evaluates them.
 
-use std::sync::Arc;
-
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
 use crate::cluster::ClusterView;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
@@ -51,7 +49,6 @@ pub(crate) struct RunResult {
 }
 
 pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
-    let variables: Vec<Arc<Program>> = policy.variables.iter().map(|v| v.program.clone()).collect();
     let impact_read = std::cell::Cell::new(false);
     let estimate = input.impact;
     let impact = || {
@@ -65,7 +62,7 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
         .with(Root::Params, input.params)
         .with(Root::NamespaceObject, input.namespace_object)
         .with(Root::Authorizer, input.authorizer)
-        .with_variables(variables)
+        .with_variables(&policy.variables)
         .with_impact(&impact);
     if let Some(view) = input.cluster {
         bindings = bindings.with_cluster(view);

@@ -56,57 +56,55 @@ fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
     })
 }
 
+/// The key of the object a request acts on (the parent for a subresource): the kind comes from
+/// the resource's plural (built-in, or a CRD in the model), and cluster-scoped kinds have no
+/// namespace even when kube-apiserver sets one (a Namespace's own name on its requests).
+pub(crate) fn target_key(request: &Request, view: &dyn ClusterView) -> ObjectKey {
+    let admission = &request.admission;
+    let resource = &admission.resource;
+    let custom = || {
+        view.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+            .into_iter()
+            .find_map(|crd| match &crd.spec {
+                Spec::CustomResourceDefinition {
+                    group,
+                    kind,
+                    plural,
+                    namespaced,
+                } if **group == *resource.group && **plural == *resource.resource => {
+                    Some((kind.to_string(), *namespaced))
+                }
+                _ => None,
+            })
+    };
+    let (kind, namespaced) = match builtin_kind(&resource.group, &resource.resource) {
+        Some(kind) => (Some(kind.to_owned()), !CLUSTER_SCOPED.contains(&kind)),
+        None => custom().map_or((None, true), |(kind, namespaced)| (Some(kind), namespaced)),
+    };
+    let kind = kind.unwrap_or_else(|| match admission.sub_resource.as_deref() {
+        None | Some("") => admission.kind.kind.clone(),
+        Some(_) => resource.resource.clone(),
+    });
+    let namespace = if namespaced {
+        admission.namespace.as_deref().unwrap_or_default()
+    } else {
+        ""
+    };
+    ObjectKey::new(&resource.group, &kind, namespace, &admission.name)
+}
+
 impl Subject {
     pub fn new(request: &Request, view: &dyn ClusterView) -> Self {
         let admission = &request.admission;
         let resource = &admission.resource;
-        let sub_resource = admission.sub_resource.clone().unwrap_or_default();
-        // A custom resource: its CRD knows the kind behind the plural, and its scope.
-        let custom = || {
-            view.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
-                .into_iter()
-                .find_map(|crd| match &crd.spec {
-                    Spec::CustomResourceDefinition {
-                        group,
-                        kind,
-                        plural,
-                        namespaced,
-                    } if **group == *resource.group && **plural == *resource.resource => {
-                        Some((kind.to_string(), *namespaced))
-                    }
-                    _ => None,
-                })
-        };
-        let (kind, namespaced) = match builtin_kind(&resource.group, &resource.resource) {
-            Some(kind) => (Some(kind.to_owned()), !CLUSTER_SCOPED.contains(&kind)),
-            None => custom().map_or((None, true), |(kind, namespaced)| (Some(kind), namespaced)),
-        };
-        let kind = kind.unwrap_or_else(|| {
-            if sub_resource.is_empty() {
-                admission.kind.kind.clone()
-            } else {
-                resource.resource.clone()
-            }
-        });
         let json =
             |o: &Option<kube_core::DynamicObject>| o.as_ref().and_then(|o| serde_json::to_value(o).ok());
         Self {
             operation: request.operation(),
             group: resource.group.clone(),
             version: resource.version.clone(),
-            sub_resource,
-            // kube-apiserver sets a Namespace's own name as the request namespace; the object
-            // itself is cluster-scoped.
-            key: ObjectKey::new(
-                &resource.group,
-                &kind,
-                if namespaced {
-                    admission.namespace.as_deref().unwrap_or_default()
-                } else {
-                    ""
-                },
-                &admission.name,
-            ),
+            sub_resource: admission.sub_resource.clone().unwrap_or_default(),
+            key: target_key(request, view),
             object: json(&admission.object),
             old_object: json(&admission.old_object),
             options: admission

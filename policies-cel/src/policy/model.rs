@@ -41,6 +41,16 @@ pub struct NamedExpr {
     pub program: Arc<Program>,
 }
 
+impl crate::cel::VariablePrograms for Vec<NamedExpr> {
+    fn program(&self, index: usize) -> Option<&Program> {
+        self.get(index).map(|v| &*v.program)
+    }
+
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
 /// A matchCondition: the request is judged only when every condition is true.
 pub type MatchCondition = NamedExpr;
 

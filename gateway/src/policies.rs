@@ -1,0 +1,239 @@
+//! The policy set the webhook enforces, swapped atomically on reload.
+//!
+//! Policies come from three sources: the built-in pack (unless disabled), files and directories
+//! given on the command line, and — in cluster — SafetyPolicy, ValidatingAdmissionPolicy and
+//! ValidatingAdmissionPolicyBinding objects seen by watches. Any change to a source rebuilds the
+//! whole set with the same loader the plugin uses; a set that fails to load is reported and the
+//! last good set keeps serving.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use policies_cel::pack;
+use policies_cel::policy::{EvalOptions, LoadError, Loader, PolicySet};
+
+/// Where the enforced policies come from.
+#[derive(Debug, Clone, Default)]
+pub struct PolicySources {
+    /// Include the built-in safety pack.
+    pub builtin_pack: bool,
+    /// Policy files or directories, loaded in order.
+    pub paths: Vec<PathBuf>,
+    /// Params files or directories (objects that `paramRef`s select).
+    pub params_paths: Vec<PathBuf>,
+    /// Policy objects seen in the cluster, by a stable key (`kind/name`), as JSON documents.
+    pub cluster_objects: BTreeMap<String, String>,
+    /// Evaluation options applied to the built set (per-request time budget, cost limit).
+    pub options: EvalOptions,
+}
+
+impl PolicySources {
+    /// Loads every source into one set. ValidatingAdmissionPolicies need a binding, as in a
+    /// real cluster (no implicit bindings in the webhook).
+    pub fn build(&self) -> Result<PolicySet, LoadError> {
+        let mut loader = if self.builtin_pack {
+            pack::builtin_loader()?
+        } else {
+            Loader::new()
+        };
+        loader = loader.implicit_bindings(false);
+        for path in &self.paths {
+            loader = loader.add_path(path)?;
+        }
+        for path in &self.params_paths {
+            loader = loader.add_params_path(path)?;
+        }
+        for (key, text) in &self.cluster_objects {
+            loader = loader.add_str(&format!("cluster:{key}"), text)?;
+        }
+        let mut set = loader.finish()?;
+        set.options = self.options.clone();
+        Ok(set)
+    }
+}
+
+/// The outcome of the last reload attempt, for logs, metrics and readiness details.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadStatus {
+    /// Successful loads since start (the first load counts).
+    pub generation: u64,
+    /// Failed reloads since start.
+    pub failures: u64,
+    /// The last failure's message, cleared by the next success.
+    pub last_error: Option<String>,
+}
+
+/// The enforced set: readers take an `Arc` snapshot per request; reloads swap it atomically.
+#[derive(Debug)]
+pub struct PolicyStore {
+    current: ArcSwap<PolicySet>,
+    status: Mutex<ReloadStatus>,
+}
+
+impl PolicyStore {
+    /// A store serving `initial` (generation 1).
+    pub fn new(initial: PolicySet) -> Self {
+        Self {
+            current: ArcSwap::from_pointee(initial),
+            status: Mutex::new(ReloadStatus {
+                generation: 1,
+                ..ReloadStatus::default()
+            }),
+        }
+    }
+
+    /// The set to judge one request with.
+    pub fn current(&self) -> Arc<PolicySet> {
+        self.current.load_full()
+    }
+
+    /// Rebuilds from `sources`: on success the new set serves from the next request on; on
+    /// failure the last good set keeps serving and the error is recorded and returned.
+    pub fn reload(&self, sources: &PolicySources) -> Result<(), LoadError> {
+        match sources.build() {
+            Ok(set) => {
+                self.current.store(Arc::new(set));
+                let mut status = self.lock_status();
+                status.generation += 1;
+                status.last_error = None;
+                Ok(())
+            }
+            Err(error) => {
+                let mut status = self.lock_status();
+                status.failures += 1;
+                status.last_error = Some(error.to_string());
+                Err(error)
+            }
+        }
+    }
+
+    /// The outcome of the last reload.
+    pub fn status(&self) -> ReloadStatus {
+        self.lock_status().clone()
+    }
+
+    fn lock_status(&self) -> std::sync::MutexGuard<'_, ReloadStatus> {
+        self.status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The sources plus the store they feed: file watchers and cluster watchers edit the sources
+/// through it, and every edit rebuilds the whole set once.
+#[derive(Debug)]
+pub struct PolicyReloader {
+    sources: Mutex<PolicySources>,
+    store: Arc<PolicyStore>,
+}
+
+impl PolicyReloader {
+    /// Loads `sources` once; fails when that first load fails (nothing good to serve yet).
+    pub fn start(sources: PolicySources) -> Result<Self, LoadError> {
+        let store = Arc::new(PolicyStore::new(sources.build()?));
+        Ok(Self {
+            sources: Mutex::new(sources),
+            store,
+        })
+    }
+
+    /// The store the admission path reads.
+    pub fn store(&self) -> &Arc<PolicyStore> {
+        &self.store
+    }
+
+    /// Rebuilds from the current sources (files changed on disk).
+    pub fn reload(&self) -> Result<(), LoadError> {
+        let sources = self.lock_sources();
+        self.store.reload(&sources)
+    }
+
+    /// Edits the cluster's policy objects (a watch event or a re-list) and rebuilds once.
+    pub fn update_cluster_objects(
+        &self,
+        edit: impl FnOnce(&mut BTreeMap<String, String>),
+    ) -> Result<(), LoadError> {
+        let mut sources = self.lock_sources();
+        edit(&mut sources.cluster_objects);
+        self.store.reload(&sources)
+    }
+
+    fn lock_sources(&self) -> std::sync::MutexGuard<'_, PolicySources> {
+        self.sources
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DENY_ALL: &str = r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: deny-pods}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  validations: [{expression: "false"}]
+"#;
+
+    fn sources_with(dir: &tempfile::TempDir, text: &str) -> PolicySources {
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(&path, text).unwrap();
+        PolicySources {
+            paths: vec![path],
+            ..PolicySources::default()
+        }
+    }
+
+    #[test]
+    fn a_broken_reload_keeps_the_last_good_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources_with(&dir, DENY_ALL);
+        let store = PolicyStore::new(sources.build().unwrap());
+        assert_eq!(store.current().policies.len(), 1);
+
+        let broken = sources_with(&dir, "kind: ValidatingAdmissionPolicy\nspec: [");
+        let error = store.reload(&broken).unwrap_err().to_string();
+        assert!(error.contains("policy.yaml"), "{error}");
+        assert_eq!(store.current().policies.len(), 1);
+        let status = store.status();
+        assert_eq!((status.generation, status.failures), (1, 1));
+        assert!(status.last_error.is_some());
+
+        store.reload(&sources_with(&dir, DENY_ALL)).unwrap();
+        assert_eq!(store.status().generation, 2);
+        assert_eq!(store.status().last_error, None);
+    }
+
+    #[test]
+    fn cluster_objects_join_the_set_and_leave_it() {
+        let reloader = PolicyReloader::start(PolicySources::default()).unwrap();
+        assert!(reloader.store().current().policies.is_empty());
+        reloader
+            .update_cluster_objects(|objects| {
+                objects.insert("ValidatingAdmissionPolicy/deny-pods".into(), DENY_ALL.into());
+            })
+            .unwrap();
+        assert_eq!(reloader.store().current().policies.len(), 1);
+        reloader
+            .update_cluster_objects(|objects| objects.clear())
+            .unwrap();
+        assert!(reloader.store().current().policies.is_empty());
+    }
+
+    #[test]
+    fn the_builtin_pack_is_included_on_request() {
+        let sources = PolicySources {
+            builtin_pack: true,
+            ..PolicySources::default()
+        };
+        let set = sources.build().unwrap();
+        assert_eq!(set.policies.len(), pack::files().len());
+        assert!(!set.implicit_bindings);
+    }
+}

@@ -49,7 +49,7 @@ impl PolicySources {
             loader = loader.add_str(&format!("cluster:{key}"), text)?;
         }
         let mut set = loader.finish()?;
-        set.options = self.options.clone();
+        set.options = self.options;
         Ok(set)
     }
 }

@@ -9,7 +9,9 @@ use common::{json, stderr, stdout, suture, temp_files};
 const NAMESPACE_DELETE: &str = "testdata/reviews/namespace-delete-operator.json";
 const SCALE_DOWN: &str = "testdata/reviews/statefulset-update-scale-down.json";
 const DEPLOYMENT_CREATE: &str = "testdata/reviews/deployment-create-serviceaccount.json";
-const PVC_DELETE: &str = "testdata/reviews/pvc-delete-operator.json";
+const PVC_DELETE_ANNOTATED: &str = "testdata/reviews/pvc-delete-annotated.json";
+/// The quick start's scene: the built-in pack reads the impact, which needs a cluster model.
+const DATABASE: &str = "testdata/clusters/database";
 const REPLICAS_POLICIES: &str = "testdata/suites/replicas-limit/policies.yaml";
 const REPLICAS_PARAMS: &str = "testdata/suites/replicas-limit/params.yaml";
 
@@ -19,7 +21,7 @@ fn check(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn an_operator_deleting_a_namespace_is_denied() {
-    let out = check(&["-f", NAMESPACE_DELETE]);
+    let out = check(&["-f", NAMESPACE_DELETE, "--cluster", DATABASE]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -32,17 +34,29 @@ fn an_operator_deleting_a_namespace_is_denied() {
 }
 
 #[test]
-fn a_quorum_breaking_scale_down_is_denied_twice() {
-    let out = check(&["-f", SCALE_DOWN]);
+fn a_quorum_breaking_scale_down_is_denied_by_two_policies() {
+    let out = check(&["-f", SCALE_DOWN, "--cluster", DATABASE]);
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!("check_statefulset_scale_down_text", stdout(&out));
 }
 
 #[test]
 fn an_allowed_request_with_a_warning() {
-    let out = check(&["-f", PVC_DELETE]);
+    // A human annotated the live claim: admitted, with the warning and the audit record.
+    let out = check(&["-f", PVC_DELETE_ANNOTATED, "--cluster", DATABASE]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    insta::assert_snapshot!("check_pvc_delete_text", stdout(&out));
+    insta::assert_snapshot!("check_pvc_delete_annotated_text", stdout(&out));
+}
+
+#[test]
+fn without_a_snapshot_the_pack_refuses_what_it_cannot_estimate() {
+    let out = check(&["-f", NAMESPACE_DELETE, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let message = json(&out)["denials"][0]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("no cluster model: give a --cluster snapshot"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -50,6 +64,8 @@ fn verbose_lists_every_policy_outcome() {
     let out = check(&[
         "-f",
         SCALE_DOWN,
+        "--cluster",
+        DATABASE,
         "-v",
         "--policies",
         "builtin",
@@ -74,7 +90,7 @@ fn an_ordinary_create_is_allowed() {
 
 #[test]
 fn json_output_follows_the_contract() {
-    let out = check(&["-f", SCALE_DOWN, "-o", "json"]);
+    let out = check(&["-f", SCALE_DOWN, "--cluster", DATABASE, "-o", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let doc = json(&out);
     let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
@@ -82,17 +98,25 @@ fn json_output_follows_the_contract() {
         assert!(keys.contains(&key), "missing {key} in {keys:?}");
     }
     assert_eq!(doc["allowed"], false);
-    assert_eq!(doc["impact"], serde_json::Value::Null);
+    assert_eq!(doc["impact"]["summary"]["quorumLost"], 1);
+    assert_eq!(
+        doc["impact"]["activity"],
+        "updating StatefulSet databases/pg-main"
+    );
     let denials = doc["denials"].as_array().unwrap();
-    assert_eq!(denials.len(), 2);
+    let policies: Vec<&str> = denials.iter().map(|d| d["policy"].as_str().unwrap()).collect();
+    assert_eq!(
+        policies,
+        ["suture-disruption-budget", "suture-statefulset-quorum"]
+    );
     for denial in denials {
-        assert_eq!(denial["policy"], "suture-statefulset-quorum");
         assert_eq!(denial["reason"], "Forbidden");
         assert!(
             denial["message"]
                 .as_str()
                 .unwrap()
-                .starts_with("StatefulSet databases/pg-main: scaling down from 5 to 1")
+                .starts_with("updating StatefulSet databases/pg-main "),
+            "{denial}"
         );
     }
     assert_eq!(doc["status"]["code"], 403);
@@ -133,11 +157,19 @@ fn json_output_of_an_allowed_request() {
 
 #[test]
 fn yaml_output_has_the_same_document() {
-    let out = check(&["-f", NAMESPACE_DELETE, "-o", "yaml"]);
+    let out = check(&["-f", NAMESPACE_DELETE, "--cluster", DATABASE, "-o", "yaml"]);
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_yaml_ng::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["allowed"], false);
-    assert_eq!(doc["denials"][0]["policy"], "suture-namespace-delete");
+    let json_doc = json(&check(&[
+        "-f",
+        NAMESPACE_DELETE,
+        "--cluster",
+        DATABASE,
+        "-o",
+        "json",
+    ]));
+    assert_eq!(doc, json_doc);
 }
 
 #[test]
@@ -147,12 +179,17 @@ fn the_review_can_come_from_stdin_as_yaml() {
             .unwrap();
     let yaml = serde_yaml_ng::to_string(&review).unwrap();
     let out = suture()
-        .args(["check", "-f", "-", "-o", "json"])
+        .args(["check", "-f", "-", "--cluster", DATABASE, "-o", "json"])
         .write_stdin(yaml)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert_eq!(json(&out)["denials"][0]["policy"], "suture-namespace-delete");
+    let doc = json(&out);
+    let denials = doc["denials"].as_array().unwrap();
+    assert!(
+        denials.iter().any(|d| d["policy"] == "suture-namespace-delete"),
+        "{doc}"
+    );
 }
 
 #[test]

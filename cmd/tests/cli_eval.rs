@@ -112,7 +112,7 @@ fn request_can_be_a_whole_admission_review() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         json(&out)["value"],
-        json!(["system:serviceaccount:databases:pg-operator", 4])
+        json!(["system:serviceaccount:databases:pg-operator", 2])
     );
 }
 

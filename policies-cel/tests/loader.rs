@@ -402,3 +402,39 @@ fn garbage_never_panics() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// SafetyPolicy params.
+
+const TUNED: &str = r#"apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: tuned}
+spec:
+  paramKind: {apiVersion: example.com/v1, kind: Limits}
+  validations:
+  - expression: "object.spec.replicas <= params.?spec.?max.orValue(3)"
+"#;
+
+#[test]
+fn a_safety_policy_takes_params_of_its_param_kind() {
+    let limits = "apiVersion: example.com/v1\nkind: Limits\nmetadata: {name: l}\nspec: {max: 5}\n";
+    let set = Loader::new()
+        .add_str("tuned.yaml", TUNED)
+        .and_then(|l| l.add_str("limits.yaml", limits))
+        .and_then(Loader::finish)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let policy = set.policy("tuned").unwrap_or_else(|| panic!("tuned not loaded"));
+    assert_eq!(policy.param_kind, Some(("example.com/v1".to_owned(), "Limits".to_owned())));
+    assert_eq!(set.params.len(), 1, "the Limits object is recognised as params");
+}
+
+#[test]
+fn a_safety_policy_param_kind_needs_both_fields() {
+    let text = TUNED.replace("{apiVersion: example.com/v1, kind: Limits}", "{apiVersion: example.com/v1}");
+    let error = Loader::new()
+        .add_str("tuned.yaml", &text)
+        .and_then(Loader::finish)
+        .err()
+        .unwrap_or_else(|| panic!("should not load"));
+    assert_message(&error, "tuned.yaml:", &["spec.paramKind.kind", "Required value"]);
+}

@@ -5,6 +5,10 @@
 //! the whole object (`envFrom`, a volume without `items`) only loses the variable or file;
 //! an optional reference skips it. Both are noted.
 //!
+//! A DELETE removes every key, and the object itself: a pod that requires the whole object
+//! (`envFrom` or a volume without `items`, not `optional`) fails on its next start too, reported
+//! with key `*`.
+//!
 //! Keys are compared between `oldObject` and `object` (`data` + `binaryData` of a ConfigMap,
 //! `data` + `stringData` of a Secret). Secret values are never read.
 
@@ -32,16 +36,47 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
     if removed.is_empty() {
         return;
     }
-    let mut readers: Vec<&Object> = view
-        .pods_reading(&key.kind, &key.namespace, &key.name)
-        .into_iter()
-        .filter(|p| !p.terminating && p.pod().is_some_and(|s| !s.finished()))
-        .collect();
+    let mut readers = running_readers(view, subject);
     readers.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     for pod in &readers {
-        check_pod(pod, &key.kind, &key.name, &removed, effects);
+        check_pod(pod, &key.kind, &key.name, &removed, false, effects);
     }
     note_broken(subject, &removed, effects);
+}
+
+/// Estimates a DELETE of the subject ConfigMap or Secret (the cascade is estimated apart).
+pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let key = &subject.key;
+    let mut readers = running_readers(view, subject);
+    readers.sort_by(|a, b| a.key.name.cmp(&b.key.name));
+    // Every key goes, whatever the request's oldObject lists: the ones that matter are those
+    // the readers reference.
+    let removed: Vec<String> = readers
+        .iter()
+        .flat_map(|pod| uses(pod, &key.kind, &key.name))
+        .flat_map(|u| u.keys.iter().flatten())
+        .map(|k| k.to_string())
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    for pod in &readers {
+        check_pod(pod, &key.kind, &key.name, &removed, true, effects);
+    }
+    let mut keys = removed;
+    keys.push(WHOLE_OBJECT.to_owned());
+    note_broken(subject, &keys, effects);
+}
+
+/// The key reported when a pod requires the whole deleted object.
+const WHOLE_OBJECT: &str = "*";
+
+/// Pods, not terminating or finished, that read the subject.
+fn running_readers<'a>(view: &'a dyn ClusterView, subject: &Subject) -> Vec<&'a Object> {
+    let key = &subject.key;
+    view.pods_reading(&key.kind, &key.namespace, &key.name)
+        .into_iter()
+        .filter(|p| !p.terminating && p.pod().is_some_and(|s| !s.finished()))
+        .collect()
 }
 
 /// One note per removed key naming the pods that require it.
@@ -112,8 +147,9 @@ fn uses<'a>(pod: &'a Object, kind: &str, name: &str) -> Vec<&'a ConfigUse> {
     all.iter().filter(|u| &*u.name == name).collect()
 }
 
-/// Records the broken references of `pod` to the `removed` keys and notes the harmless ones.
-fn check_pod(pod: &Object, kind: &str, name: &str, removed: &[String], effects: &mut Effects) {
+/// Records the broken references of `pod` to the `removed` keys (and, when the object itself is
+/// `gone`, to the whole object) and notes the harmless ones.
+fn check_pod(pod: &Object, kind: &str, name: &str, removed: &[String], gone: bool, effects: &mut Effects) {
     let uses = uses(pod, kind, name);
     let reads = |key: &str, required: bool| {
         uses.iter().any(|u| {
@@ -142,7 +178,16 @@ fn check_pod(pod: &Object, kind: &str, name: &str, removed: &[String], effects: 
             pod.key.namespace
         ));
     }
-    if uses.iter().any(|u| u.keys.is_none()) {
+    let whole = |required: bool| uses.iter().any(|u| u.keys.is_none() && u.required == required);
+    if gone && whole(true) {
+        effects.broken_references.push(BrokenReference {
+            namespace: pod.key.namespace.to_string(),
+            pod: pod.key.name.to_string(),
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            key: WHOLE_OBJECT.to_owned(),
+        });
+    } else if !gone && whole(true) || whole(false) {
         effects.note(format!(
             "pod {} reads all of {kind} {}/{name} (envFrom or a volume without items): the removed keys \
              disappear from its environment on restart and from the volume on the next kubelet sync",

@@ -10,6 +10,7 @@ use crate::impact::effects::Effects;
 use crate::impact::report::{
     Deletion, Impact, PdbEffect, PodStop, QuorumEffect, ServiceEffect, Summary, Target, WorkloadEffect,
 };
+use crate::impact::subject::Subject;
 
 /// A pod that counts as healthy: Ready and not terminating.
 pub(crate) fn healthy(pod: &Object) -> bool {
@@ -90,9 +91,10 @@ fn same(key: &ObjectKey, namespace: &str, name: &str) -> bool {
 }
 
 /// Works out the consequences of `effects` and assembles the estimate.
-pub(crate) fn assemble(view: &dyn ClusterView, action: String, effects: Effects) -> Impact {
+pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effects) -> Impact {
     let mut impact = Impact {
-        action,
+        action: subject.describe(),
+        activity: subject.activity(),
         notes: effects.notes.clone(),
         ..Impact::default()
     };

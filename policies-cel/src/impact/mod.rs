@@ -32,6 +32,10 @@ pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
     let mut effects = Effects::default();
     let kind = subject.key.kind.clone();
     match (subject.operation, subject.sub_resource.as_str(), &*kind) {
+        ("DELETE", "", "ConfigMap" | "Secret") => {
+            delete::delete(view, &subject, &mut effects);
+            config::deleted(view, &subject, &mut effects);
+        }
         ("DELETE", "", _) => delete::delete(view, &subject, &mut effects),
         ("CREATE", "eviction", "Pod") => pods::evict(view, &subject, &mut effects),
         ("UPDATE", "" | "scale", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
@@ -49,7 +53,7 @@ pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
             subject.describe()
         )),
     }
-    consequences::assemble(view, subject.describe(), effects)
+    consequences::assemble(view, &subject, effects)
 }
 
 impl Impact {

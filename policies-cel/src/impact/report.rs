@@ -159,7 +159,8 @@ pub struct BrokenReference {
     pub kind: String,
     /// The ConfigMap or Secret (in the pod's namespace).
     pub name: String,
-    /// The removed key (never a value).
+    /// The removed key (never a value); `*` when the object is deleted and the pod requires all
+    /// of it (`envFrom` or a volume without `items`).
     pub key: String,
 }
 
@@ -170,6 +171,8 @@ pub struct Impact {
     pub summary: Summary,
     /// What the request is, as the estimate understood it (e.g. `delete StatefulSet mq/rabbit`).
     pub action: String,
+    /// The same as a sentence's opening (`deleting StatefulSet mq/rabbit`), for messages.
+    pub activity: String,
     pub deleted: Vec<Deletion>,
     pub pods: Vec<PodStop>,
     pub volumes: Vec<VolumeLoss>,

@@ -123,4 +123,21 @@ impl Subject {
         };
         format!("{verb} {}", self.key.display())
     }
+
+    /// `verbing Kind namespace/name`, to open a sentence (`deleting StatefulSet mq/rabbit`).
+    pub fn activity(&self) -> String {
+        let verb = match self.operation {
+            "CREATE" if self.sub_resource == "eviction" => return format!("evicting {}", self.key.display()),
+            "CREATE" => "creating",
+            "UPDATE" => "updating",
+            "DELETE" => "deleting",
+            "CONNECT" => "connecting to",
+            other => return format!("{} {}", other.to_ascii_lowercase(), self.key.display()),
+        };
+        if self.sub_resource.is_empty() {
+            format!("{verb} {}", self.key.display())
+        } else {
+            format!("{verb} {} of {}", self.sub_resource, self.key.display())
+        }
+    }
 }

@@ -287,6 +287,32 @@ fn is_annotation_key(name: &str) -> bool {
         && name.ends_with(|c: char| c.is_ascii_alphanumeric())
 }
 
+/// `paramKind` as (apiVersion, kind); both are required when the field is present.
+pub(crate) fn param_kind(
+    ctx: &Ctx<'_>,
+    at: &FieldPath,
+    param_kind: Option<k8s::ParamKind>,
+    report: &mut Report,
+) -> Option<(String, String)> {
+    let param_kind = param_kind?;
+    match (param_kind.api_version, param_kind.kind) {
+        (Some(api_version), Some(kind)) if !api_version.is_empty() && !kind.is_empty() => {
+            Some((api_version, kind))
+        }
+        (api_version, _) => {
+            let missing = if api_version.is_none_or(|v| v.is_empty()) {
+                "apiVersion"
+            } else {
+                "kind"
+            };
+            report
+                .errors
+                .push(ctx.invalid(&at.key(missing), "Required value"));
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

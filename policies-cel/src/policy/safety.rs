@@ -7,7 +7,7 @@
 //! field documentation are those of ValidatingAdmissionPolicy.
 
 use k8s_openapi::api::admissionregistration::v1::{
-    AuditAnnotation, MatchCondition, MatchResources, Validation, Variable,
+    AuditAnnotation, MatchCondition, MatchResources, ParamKind, Validation, Variable,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_core::CustomResourceExt;
@@ -71,6 +71,12 @@ pub struct SafetyPolicySpec {
     /// the audit annotation `<policy>/allowed-by`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_annotation: Option<String>,
+    /// The kind of the objects that tune the policy (e.g. `suture.dev/v1alpha1`
+    /// `SafetyPolicyParams`). The policy is evaluated once with each loaded object of that kind
+    /// as `params`, or once with `params` null when there is none, so its expressions should
+    /// give defaults (`params.?spec.?maxObjects.orValue(100)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_kind: Option<ParamKind>,
     /// Which requests the policy is about (resources, operations, namespaces, objects), as in a
     /// ValidatingAdmissionPolicy. Absent: every request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -227,6 +233,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         validations: spec.validations.as_deref().unwrap_or_default(),
         audit_annotations: spec.audit_annotations.as_deref().unwrap_or_default(),
     };
+    let param_kind = body::param_kind(ctx, &spec_at.key("paramKind"), spec.param_kind, report);
     let body = body::compile(ctx, &spec_at, parts, report);
     let (name, body) = (name?, body?);
     (report.errors.len() == errors_before).then(|| Policy {
@@ -239,7 +246,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         validations: body.validations,
         audit_annotations: body.audit_annotations,
         failure_policy,
-        param_kind: None,
+        param_kind,
         subjects,
         actions,
         uses_impact: body.uses_impact,

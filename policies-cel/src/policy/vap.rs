@@ -35,25 +35,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         spec.failure_policy.as_deref(),
         report,
     );
-    let param_kind = spec.param_kind.and_then(|param_kind| {
-        let at = spec_at.key("paramKind");
-        match (param_kind.api_version, param_kind.kind) {
-            (Some(api_version), Some(kind)) if !api_version.is_empty() && !kind.is_empty() => {
-                Some((api_version, kind))
-            }
-            (api_version, _) => {
-                let missing = if api_version.is_none_or(|v| v.is_empty()) {
-                    "apiVersion"
-                } else {
-                    "kind"
-                };
-                report
-                    .errors
-                    .push(ctx.invalid(&at.key(missing), "Required value"));
-                None
-            }
-        }
-    });
+    let param_kind = body::param_kind(ctx, &spec_at.key("paramKind"), spec.param_kind, report);
     let parts = Parts {
         match_conditions: spec.match_conditions.as_deref().unwrap_or_default(),
         variables: spec.variables.as_deref().unwrap_or_default(),

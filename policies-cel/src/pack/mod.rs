@@ -1,0 +1,61 @@
+//! The built-in policy pack, embedded in both binaries: SafetyPolicies over the `impact` estimate
+//! that keep operators' service accounts from the ways a bad reconcile turns into an outage —
+//! live data loss, broken disruption budgets, workloads and Services left without ready pods,
+//! lost quorum, blast radius (namespaces, CRDs, large cascades), removed config keys and
+//! deletions on a stale view. The README describes each one and how to tune or disable it
+//! (a [`params::SafetyPackParams`] object).
+
+pub mod params;
+
+use crate::policy::{LoadError, Loader, PolicySet};
+
+/// The pack's files as (name, YAML text), in a fixed order.
+const FILES: &[(&str, &str)] = &[
+    ("pack/data-loss.yaml", include_str!("../../pack/data-loss.yaml")),
+    (
+        "pack/disruption-budget.yaml",
+        include_str!("../../pack/disruption-budget.yaml"),
+    ),
+    (
+        "pack/availability.yaml",
+        include_str!("../../pack/availability.yaml"),
+    ),
+    (
+        "pack/statefulset-quorum.yaml",
+        include_str!("../../pack/statefulset-quorum.yaml"),
+    ),
+    (
+        "pack/namespace-delete.yaml",
+        include_str!("../../pack/namespace-delete.yaml"),
+    ),
+    ("pack/crd-delete.yaml", include_str!("../../pack/crd-delete.yaml")),
+    (
+        "pack/blast-radius.yaml",
+        include_str!("../../pack/blast-radius.yaml"),
+    ),
+    (
+        "pack/broken-references.yaml",
+        include_str!("../../pack/broken-references.yaml"),
+    ),
+    (
+        "pack/stale-owner.yaml",
+        include_str!("../../pack/stale-owner.yaml"),
+    ),
+];
+
+/// The pack's files as (name, YAML text), e.g. to list them or write them out for editing.
+pub fn files() -> &'static [(&'static str, &'static str)] {
+    FILES
+}
+
+/// The pack, loaded and compiled.
+pub fn builtin() -> Result<PolicySet, LoadError> {
+    builtin_loader()?.finish()
+}
+
+/// A loader holding the pack, to which more policies or params can be added.
+pub fn builtin_loader() -> Result<Loader, LoadError> {
+    FILES
+        .iter()
+        .try_fold(Loader::new(), |loader, (name, text)| loader.add_str(name, text))
+}

@@ -1,0 +1,111 @@
+//! `suture.dev/v1alpha1` SafetyPackParams: the one object that tunes the built-in pack — whose
+//! requests it judges and its thresholds — without editing the policies. Every pack policy names
+//! this kind as its `paramKind`; with no such object loaded the policies use their defaults.
+//!
+//! The CRD (`crds/safetypackparams.yaml`) is generated from these types and kept in sync by a test.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube_core::CustomResourceExt;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The group/version of SafetyPackParams.
+pub const API_VERSION: &str = "suture.dev/v1alpha1";
+/// The kind every pack policy takes as params.
+pub const KIND: &str = "SafetyPackParams";
+/// The cascade size above which `suture-blast-radius` denies, when no params say otherwise.
+pub const DEFAULT_MAX_DELETED_OBJECTS: u32 = 100;
+
+/// Tuning of the built-in safety pack. Every field is optional; absent fields keep the default.
+#[derive(
+    kube_derive::CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+)]
+#[kube(
+    group = "suture.dev",
+    version = "v1alpha1",
+    kind = "SafetyPackParams",
+    plural = "safetypackparams",
+    category = "suture",
+    doc = "Tuning of Suture's built-in safety policy pack: whose requests it judges and its thresholds.",
+    derive = "PartialEq",
+    crates(
+        kube_core = "::kube_core",
+        k8s_openapi = "::k8s_openapi",
+        schemars = "::schemars",
+        serde = "::serde",
+        serde_json = "::serde_json"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct SafetyPackParamsSpec {
+    /// Judge only service accounts of these namespaces (e.g. the operators' namespaces). Empty
+    /// or absent: service accounts of every namespace but kube-system.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub service_account_namespaces: Vec<String>,
+    /// Never judge service accounts of these namespaces (kube-system is never judged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_service_account_namespaces: Vec<String>,
+    /// Never judge these service accounts, as `namespace/name` (e.g. a trusted GitOps
+    /// controller).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_service_accounts: Vec<String>,
+    /// `suture-blast-radius` denies a request whose cascade deletes more objects than this
+    /// (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deleted_objects: Option<u32>,
+    /// Pack policies switched off, by name (e.g. `suture-stale-owner`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled_policies: Vec<String>,
+}
+
+/// The SafetyPackParams CustomResourceDefinition.
+pub fn crd() -> CustomResourceDefinition {
+    SafetyPackParams::crd()
+}
+
+/// The CRD as the YAML committed in `policies-cel/crds/safetypackparams.yaml`.
+pub fn crd_yaml() -> Result<String, serde_yaml_ng::Error> {
+    let body = serde_yaml_ng::to_string(&crd())?;
+    Ok(format!(
+        "# The SafetyPackParams CustomResourceDefinition, generated from policies-cel/src/pack/params.rs.\n\
+         # Do not edit: regenerate with `SUTURE_UPDATE_CRD=1 cargo test -p policies-cel --lib crd`.\n\
+         ---\n{body}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    /// The committed CRD is what the types generate. `SUTURE_UPDATE_CRD=1` rewrites it.
+    #[test]
+    fn crd_file_is_up_to_date() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crds/safetypackparams.yaml");
+        let generated = crd_yaml().unwrap();
+        if std::env::var_os("SUTURE_UPDATE_CRD").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+            return;
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{} is out of date with src/pack/params.rs.\n\
+             Regenerate it with: SUTURE_UPDATE_CRD=1 cargo test -p policies-cel --lib crd",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn crd_is_cluster_scoped_in_the_suture_group() {
+        let crd = crd();
+        assert_eq!(crd.spec.scope, "Cluster");
+        assert_eq!(crd.metadata.name.as_deref(), Some("safetypackparams.suture.dev"));
+        assert_eq!(
+            format!("{}/{}", crd.spec.group, crd.spec.versions[0].name),
+            API_VERSION
+        );
+        assert_eq!(crd.spec.names.kind, KIND);
+    }
+}

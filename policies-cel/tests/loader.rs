@@ -424,13 +424,19 @@ fn a_safety_policy_takes_params_of_its_param_kind() {
         .and_then(Loader::finish)
         .unwrap_or_else(|e| panic!("{e}"));
     let policy = set.policy("tuned").unwrap_or_else(|| panic!("tuned not loaded"));
-    assert_eq!(policy.param_kind, Some(("example.com/v1".to_owned(), "Limits".to_owned())));
+    assert_eq!(
+        policy.param_kind,
+        Some(("example.com/v1".to_owned(), "Limits".to_owned()))
+    );
     assert_eq!(set.params.len(), 1, "the Limits object is recognised as params");
 }
 
 #[test]
 fn a_safety_policy_param_kind_needs_both_fields() {
-    let text = TUNED.replace("{apiVersion: example.com/v1, kind: Limits}", "{apiVersion: example.com/v1}");
+    let text = TUNED.replace(
+        "{apiVersion: example.com/v1, kind: Limits}",
+        "{apiVersion: example.com/v1}",
+    );
     let error = Loader::new()
         .add_str("tuned.yaml", &text)
         .and_then(Loader::finish)

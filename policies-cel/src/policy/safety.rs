@@ -172,12 +172,7 @@ pub fn crd() -> CustomResourceDefinition {
 
 /// The CRD as the YAML committed in `policies-cel/crds/safetypolicy.yaml`.
 pub fn crd_yaml() -> Result<String, serde_yaml_ng::Error> {
-    let body = serde_yaml_ng::to_string(&crd())?;
-    Ok(format!(
-        "# The SafetyPolicy CustomResourceDefinition, generated from policies-cel/src/policy/safety.rs.\n\
-         # Do not edit: regenerate with `SUTURE_UPDATE_CRD=1 cargo test -p policies-cel --lib crd`.\n\
-         ---\n{body}"
-    ))
+    crate::crds::render(&crd(), "policies-cel/src/policy/safety.rs")
 }
 
 /// Reads a SafetyPolicy into the model, compiling its expressions.
@@ -306,25 +301,6 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
-
-    /// The committed CRD is what the types generate. `SUTURE_UPDATE_CRD=1` rewrites it.
-    #[test]
-    fn crd_file_is_up_to_date() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crds/safetypolicy.yaml");
-        let generated = crd_yaml().unwrap();
-        if std::env::var_os("SUTURE_UPDATE_CRD").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &generated).unwrap();
-            return;
-        }
-        let committed = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            committed == generated,
-            "{} is out of date with the SafetyPolicy types in src/policy/safety.rs.\n\
-             Regenerate it with: SUTURE_UPDATE_CRD=1 cargo test -p policies-cel --lib crd",
-            path.display()
-        );
-    }
 
     #[test]
     fn crd_is_cluster_scoped_and_named() {

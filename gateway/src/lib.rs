@@ -1,13 +1,35 @@
 //! `suture-gateway` as a library: the validating admission webhook that enforces Suture's
 //! policies inline, with the same `evaluate()` the plugin runs offline.
+//!
+//! The binary is [`cli::main`]; [`run::start`] runs a gateway in-process (tests, benchmarks).
 
+pub mod admission;
+pub mod cli;
+pub mod config;
+pub mod decision_log;
+pub mod duration;
 pub mod guard;
+pub mod health;
+pub mod live;
+pub mod metrics;
 pub mod model;
 pub mod policies;
+pub mod reload;
+pub mod run;
+pub mod server;
+pub mod tls;
 
 /// The gateway's version, as printed by `suture-gateway --version`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// What the binary says until the webhook server is wired in.
-pub const NOT_YET_IMPLEMENTED: &str = "suture-gateway: the admission webhook server is not yet implemented \
-(this build only evaluates policies offline: use `kubectl suture check`)";
+/// An error and its sources on one line (`outer: inner: root`).
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -5,8 +5,9 @@
 //! Watchers (live mode) and the snapshot reloader (offline mode) are the only writers; admission
 //! requests take short read locks for the duration of one evaluation.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use policies_cel::cluster::ClusterModel;
@@ -18,6 +19,35 @@ pub struct LiveModel {
     ready: AtomicBool,
     /// Milliseconds since the Unix epoch when the model was last known current; 0 = never.
     current_at_ms: AtomicU64,
+    /// Live mode: the state of each watch feeding the model (or the policy set), by name.
+    watches: Mutex<BTreeMap<String, WatchState>>,
+}
+
+/// The state of one watch (live mode), for readiness, staleness, metrics and logs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WatchState {
+    /// The latest list (the initial one, or a re-list after an error) is complete.
+    pub synced: bool,
+    /// The last thing the watch reported was an error: it is reconnecting with backoff.
+    pub failing: bool,
+    /// Errors since start.
+    pub errors: u64,
+    /// Lists started since start: the first one, then one per restart.
+    pub lists: u64,
+    /// The last error's message, cleared when the watch recovers.
+    pub last_error: Option<String>,
+}
+
+impl WatchState {
+    /// Re-lists after the first list (restarts after errors, `410 Gone` included).
+    pub fn restarts(&self) -> u64 {
+        self.lists.saturating_sub(1)
+    }
+
+    /// Synced and not failing: what this watch feeds is current.
+    pub fn is_current(&self) -> bool {
+        self.synced && !self.failing
+    }
 }
 
 impl LiveModel {
@@ -80,6 +110,118 @@ impl LiveModel {
     }
 }
 
+/// Live mode: how the watches feeding the model report their progress. Readiness flips once every
+/// watch registered so far has synced; the model counts as current (see [`LiveModel::age`]) only
+/// while every watch is synced and none is failing, so a failing watch makes the age grow.
+impl LiveModel {
+    /// A write view that does not mark the model current: watchers apply events through it and
+    /// decide separately whether the model is current (one failing watch means it is not).
+    pub fn write_untouched(&self) -> RwLockWriteGuard<'_, ClusterModel> {
+        self.model
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Registers a watch (not synced yet); registering an existing one changes nothing.
+    pub fn watch_registered(&self, name: &str) {
+        self.lock_watches().entry(name.to_owned()).or_default();
+    }
+
+    /// Forgets a watch that was stopped (a CustomResourceDefinition deleted).
+    pub fn watch_forgotten(&self, name: &str) {
+        let mut watches = self.lock_watches();
+        watches.remove(name);
+        self.after_change(&watches);
+    }
+
+    /// A watch starts a list (the first, or a re-list): what it feeds is not current until the
+    /// list is complete.
+    pub fn watch_listing(&self, name: &str) {
+        let mut watches = self.lock_watches();
+        let state = watches.entry(name.to_owned()).or_default();
+        state.lists += 1;
+        state.synced = false;
+        self.after_change(&watches);
+    }
+
+    /// A watch completed a list: it is synced and healthy; readiness flips when it was the last.
+    pub fn watch_synced(&self, name: &str) {
+        let mut watches = self.lock_watches();
+        let state = watches.entry(name.to_owned()).or_default();
+        state.synced = true;
+        state.failing = false;
+        state.last_error = None;
+        if watches.values().all(|w| w.synced) {
+            self.mark_ready();
+        }
+        self.after_change(&watches);
+    }
+
+    /// A watch delivered an event: it is healthy again.
+    pub fn watch_event(&self, name: &str) {
+        let mut watches = self.lock_watches();
+        if let Some(state) = watches.get_mut(name) {
+            state.failing = false;
+            state.last_error = None;
+        }
+        self.after_change(&watches);
+    }
+
+    /// A watch failed with `error` (a message without object bodies); it reconnects with backoff.
+    pub fn watch_failed(&self, name: &str, error: String) {
+        let mut watches = self.lock_watches();
+        let state = watches.entry(name.to_owned()).or_default();
+        state.failing = true;
+        state.errors += 1;
+        state.last_error = Some(error);
+    }
+
+    /// Marks the model current when every watch is synced and none is failing (the heartbeat
+    /// between events); returns whether it did.
+    pub fn touch_if_current(&self) -> bool {
+        let watches = self.lock_watches();
+        self.after_change(&watches)
+    }
+
+    /// Every watch's state, by name.
+    pub fn watch_states(&self) -> BTreeMap<String, WatchState> {
+        self.lock_watches().clone()
+    }
+
+    /// Watch errors since start, over all watches.
+    pub fn watch_errors(&self) -> u64 {
+        self.lock_watches().values().map(|w| w.errors).sum()
+    }
+
+    /// Watch restarts (re-lists) since start, over all watches.
+    pub fn watch_restarts(&self) -> u64 {
+        self.lock_watches().values().map(WatchState::restarts).sum()
+    }
+
+    /// Names of the watches that are failing now.
+    pub fn failing_watches(&self) -> Vec<String> {
+        self.lock_watches()
+            .iter()
+            .filter(|(_, w)| w.failing)
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    fn after_change(&self, watches: &BTreeMap<String, WatchState>) -> bool {
+        let current = !watches.is_empty() && watches.values().all(WatchState::is_current);
+        if current {
+            self.touch();
+        }
+        current
+    }
+
+    fn lock_watches(&self) -> MutexGuard<'_, BTreeMap<String, WatchState>> {
+        self.watches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -104,5 +246,61 @@ mod tests {
         let live = LiveModel::ready_with(ClusterModel::new());
         assert!(live.is_ready());
         assert!(live.age().is_some_and(|age| age < Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn readiness_waits_for_every_registered_watch() {
+        let live = LiveModel::new();
+        live.watch_registered("pods");
+        live.watch_registered("nodes");
+        live.watch_listing("pods");
+        live.watch_synced("pods");
+        assert!(!live.is_ready());
+        assert_eq!(live.age(), None, "not current while a watch has not synced");
+        live.watch_listing("nodes");
+        live.watch_synced("nodes");
+        assert!(live.is_ready());
+        assert!(live.age().is_some());
+        // A watch added later (a new CRD) does not take readiness back.
+        live.watch_registered("widgets.example.com");
+        assert!(live.is_ready());
+        assert!(!live.touch_if_current());
+    }
+
+    #[test]
+    fn a_failing_watch_stops_the_model_from_being_current() {
+        let live = LiveModel::new();
+        live.watch_registered("pods");
+        live.watch_registered("nodes");
+        for name in ["pods", "nodes"] {
+            live.watch_listing(name);
+            live.watch_synced(name);
+        }
+        assert!(live.touch_if_current());
+        live.watch_failed("pods", "connection refused".into());
+        assert!(!live.touch_if_current());
+        // Events of another watch do not make the model current either.
+        live.watch_event("nodes");
+        assert!(!live.touch_if_current());
+        assert_eq!(live.failing_watches(), vec!["pods".to_owned()]);
+        assert_eq!(live.watch_errors(), 1);
+        let pods = &live.watch_states()["pods"];
+        assert_eq!(pods.last_error.as_deref(), Some("connection refused"));
+        // A re-list after the error counts as a restart and brings it back.
+        live.watch_listing("pods");
+        assert!(!live.touch_if_current());
+        live.watch_synced("pods");
+        assert!(live.touch_if_current());
+        assert_eq!(live.watch_restarts(), 1);
+        assert!(live.failing_watches().is_empty());
+        live.watch_forgotten("pods");
+        assert!(!live.watch_states().contains_key("pods"));
+    }
+
+    #[test]
+    fn untouched_writes_leave_the_age_alone() {
+        let live = LiveModel::new();
+        drop(live.write_untouched());
+        assert_eq!(live.age(), None);
     }
 }

@@ -4,7 +4,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, test::TestArgs, version::VersionArgs,
+    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, install::InstallArgs, test::TestArgs,
+    version::VersionArgs,
 };
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
@@ -44,6 +45,9 @@ Examples:
   # Run every policy test suite under ./policies
   kubectl suture test policies/
 
+  # Install the admission gateway, judging one operator's requests
+  kubectl suture install --service-account ops/db-operator | kubectl apply --server-side -f -
+
 Exit status:
   0  success (allowed / value printed / estimate printed / all cases passed)
   1  denied / evaluation error / some case failed
@@ -59,6 +63,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Estimate what an AdmissionReview would do to the cluster
     Impact(ImpactArgs),
+    /// Render the suture-gateway admission webhook's manifests
+    Install(InstallArgs),
     /// Run policy unit-test suites (kind: SutureTest)
     Test(TestArgs),
     /// Print the version

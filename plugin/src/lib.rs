@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod commands;
 pub mod exit;
 pub mod input;
+pub mod install;
 pub mod kinds;
 pub mod policies;
 pub mod report;
@@ -28,6 +29,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
         Command::Check(args) => commands::check::run(args, style),
         Command::Eval(args) => commands::eval::run(args, cli.no_color),
         Command::Impact(args) => commands::impact::run(args, style),
+        Command::Install(args) => commands::install::run(args),
         Command::Test(args) => commands::test::run(args, style),
         Command::Version(args) => Ok(commands::version::run(args)),
     }

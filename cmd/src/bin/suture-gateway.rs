@@ -1,18 +1,11 @@
-//! `suture-gateway`: prints its version; the webhook server is built in its own issue.
+//! `suture-gateway`: the validating admission webhook. Everything lives in the `suture-gateway`
+//! library (`suture_gateway::cli::main`); this file only chooses the allocator.
 
 /// mimalloc: glibc malloc fragments after a large cluster model is built, which doubles the time
 /// of allocation-heavy impact estimates (see policies-cel/benches/impact.rs).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--version" || a == "-V") {
-        println!("suture-gateway {}", suture_gateway::VERSION);
-        return ExitCode::SUCCESS;
-    }
-    eprintln!("{}", suture_gateway::NOT_YET_IMPLEMENTED);
-    ExitCode::from(2)
+fn main() -> std::process::ExitCode {
+    suture_gateway::cli::main()
 }

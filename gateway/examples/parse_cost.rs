@@ -1,0 +1,60 @@
+//! How long the admission path's CPU work takes per request, without the network: parse an
+//! AdmissionReview (metadata only, then whole), pre-filter, evaluate and serialize the answer.
+//!
+//! `cargo run --release -p suture-gateway --example parse_cost -- REVIEW.json [SNAPSHOT...]`
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use policies_cel::cluster::ClusterModel;
+use suture_gateway::admission::{header, parse::parse, prefilter, review::ReviewResponse, verdict};
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((review, snapshots)) = args.split_first() else {
+        anyhow::bail!("usage: parse_cost REVIEW.json [SNAPSHOT...]");
+    };
+    let body = std::fs::read(review)?;
+    let set = policies_cel::pack::builtin()?;
+    let paths: Vec<PathBuf> = snapshots.iter().map(PathBuf::from).collect();
+    let model = if paths.is_empty() {
+        ClusterModel::new()
+    } else {
+        suture_gateway::reload::load_model(&paths)?
+    };
+    let rounds = 20_000;
+    let time = |label: &str, f: &mut dyn FnMut()| {
+        let started = Instant::now();
+        for _ in 0..rounds {
+            f();
+        }
+        println!("{label:>24}: {:?} per request", started.elapsed() / rounds);
+    };
+    time("json -> Value", &mut || {
+        let _ = std::hint::black_box(serde_json::from_slice::<serde_json::Value>(&body));
+    });
+    time("header (fast path)", &mut || {
+        let _ = std::hint::black_box(header::parse_header(&body));
+    });
+    time("parse (Request)", &mut || {
+        let _ = std::hint::black_box(parse(&body));
+    });
+    let request = parse(&body).map_err(|e| anyhow::anyhow!(e.message))?;
+    time("prefilter", &mut || {
+        let _ = std::hint::black_box(prefilter::candidates(&set, &request.admission));
+    });
+    time("evaluate", &mut || {
+        let _ = std::hint::black_box(policies_cel::evaluate(&set, &request, &model));
+    });
+    let mut limited = set.clone();
+    limited.options.time_limit = Some(std::time::Duration::from_millis(1600));
+    time("evaluate (time limit)", &mut || {
+        let _ = std::hint::black_box(policies_cel::evaluate(&limited, &request, &model));
+    });
+    let decision = policies_cel::evaluate(&set, &request, &model);
+    time("respond + serialize", &mut || {
+        let response: ReviewResponse = verdict::respond("uid", &decision);
+        let _ = std::hint::black_box(serde_json::to_vec(&response));
+    });
+    Ok(())
+}

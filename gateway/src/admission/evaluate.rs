@@ -1,0 +1,352 @@
+//! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` on the blocking pool under
+//! a read view of the model, and a per-request deadline. A timeout, a panic or an internal error
+//! is answered by the failurePolicy of the policies that could match; so are impact-reading
+//! policies when the model is stale or not ready (they are left out of the evaluated set).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use policies_cel::impact::Summary;
+use policies_cel::policy::{Policy, PolicySet};
+use policies_cel::{Decision, Request};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use crate::admission::failure;
+use crate::admission::parse::{Unreadable, parse};
+use crate::model::LiveModel;
+
+/// A function run on the blocking pool before each evaluation (tests: slow or panicking
+/// evaluations).
+pub type EvalHook = Arc<dyn Fn(&Request) + Send + Sync>;
+
+/// The whole request, parsed on the evaluation thread (where its values are also dropped: no
+/// cross-thread frees, and no parsing on the async workers).
+#[derive(Debug)]
+pub enum Source {
+    /// The body, not parsed yet.
+    Body(Bytes),
+    /// Already parsed (a body the fast path could not read).
+    Parsed(Box<Request>),
+}
+
+impl Source {
+    fn parse(self) -> Result<Request, Unreadable> {
+        match self {
+            Self::Body(body) => parse(&body),
+            Self::Parsed(request) => Ok(*request),
+        }
+    }
+}
+
+/// Why the failure policy answered instead of (part of) an evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    Timeout,
+    Panic,
+    Internal,
+    Stale,
+}
+
+impl FailureKind {
+    /// The metric label and decision-log word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Panic => "panic",
+            Self::Internal => "internal",
+            Self::Stale => "stale",
+        }
+    }
+}
+
+/// The outcome of judging one request.
+#[derive(Debug, Clone, Default)]
+pub struct Judged {
+    pub decision: Decision,
+    pub failure: Option<FailureKind>,
+    /// The impact summary, when a policy read `impact`, the decision denies or warns, and the
+    /// caller asked for it.
+    pub impact: Option<Summary>,
+}
+
+/// Runs evaluations within the limits.
+pub struct Evaluator {
+    model: Arc<LiveModel>,
+    slots: Arc<Semaphore>,
+    timeout: Duration,
+    max_model_age: Duration,
+    /// Recompute the impact summary for the decision log (evaluate() does not return it).
+    summarize_impact: bool,
+    hook: Option<EvalHook>,
+}
+
+impl std::fmt::Debug for Evaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Evaluator")
+            .field("timeout", &self.timeout)
+            .field("max_model_age", &self.max_model_age)
+            .field("available_slots", &self.slots.available_permits())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The limits of an [`Evaluator`].
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_concurrency: usize,
+    pub timeout: Duration,
+    pub max_model_age: Duration,
+}
+
+impl Evaluator {
+    /// An evaluator over `model` within `limits`.
+    pub fn new(
+        model: Arc<LiveModel>,
+        limits: Limits,
+        summarize_impact: bool,
+        hook: Option<EvalHook>,
+    ) -> Self {
+        Self {
+            model,
+            slots: Arc::new(Semaphore::new(limits.max_concurrency.max(1))),
+            timeout: limits.timeout,
+            max_model_age: limits.max_model_age,
+            summarize_impact,
+            hook,
+        }
+    }
+
+    /// Why impact-reading policies cannot be trusted now, if they cannot.
+    pub fn staleness(&self) -> Option<String> {
+        if !self.model.is_ready() {
+            return Some("the cluster model is not ready (its initial lists are not in yet)".into());
+        }
+        match self.model.age() {
+            None => Some("the cluster model has never been current".into()),
+            Some(age) if age > self.max_model_age => Some(format!(
+                "the cluster model is stale (last current {:.1}s ago; the limit is {:.1}s)",
+                age.as_secs_f64(),
+                self.max_model_age.as_secs_f64()
+            )),
+            Some(_) => None,
+        }
+    }
+
+    /// Judges the request in `source` with `set`; `candidates` are the policies that could
+    /// match it (never empty: requests no policy could match are answered without the
+    /// evaluator). An error when the whole request turns out to be unreadable.
+    pub async fn judge(
+        &self,
+        set: Arc<PolicySet>,
+        candidates: Vec<Arc<Policy>>,
+        source: Source,
+    ) -> Result<Judged, Unreadable> {
+        let deadline = Instant::now() + self.timeout;
+        let (set, stale) = match self.split_stale(&set, &candidates) {
+            Some((fresh, stale, why)) => (Arc::new(fresh), Some((stale, why))),
+            None => (set, None),
+        };
+        let evaluated: Vec<Arc<Policy>> = match &stale {
+            Some((stale_policies, _)) => candidates
+                .iter()
+                .filter(|p| !stale_policies.iter().any(|s| Arc::ptr_eq(s, p)))
+                .cloned()
+                .collect(),
+            None => candidates,
+        };
+        let mut judged = if evaluated.is_empty() {
+            Judged {
+                decision: Decision {
+                    allowed: true,
+                    ..Decision::default()
+                },
+                ..Judged::default()
+            }
+        } else {
+            self.run(Arc::clone(&set), &evaluated, source, deadline).await?
+        };
+        if let Some((stale_policies, why)) = stale {
+            failure::apply(&mut judged.decision, &set, &stale_policies, &why);
+            judged.failure = judged.failure.or(Some(FailureKind::Stale));
+        }
+        Ok(judged)
+    }
+
+    /// When the model is stale and some candidates read `impact`: the set without them, those
+    /// policies, and why.
+    fn split_stale(
+        &self,
+        set: &PolicySet,
+        candidates: &[Arc<Policy>],
+    ) -> Option<(PolicySet, Vec<Arc<Policy>>, String)> {
+        if !candidates.iter().any(|p| p.uses_impact) {
+            return None;
+        }
+        let why = self.staleness()?;
+        let stale: Vec<Arc<Policy>> = candidates.iter().filter(|p| p.uses_impact).cloned().collect();
+        let fresh = PolicySet {
+            policies: set.policies.iter().filter(|p| !p.uses_impact).cloned().collect(),
+            bindings: set.bindings.clone(),
+            params: set.params.clone(),
+            implicit_bindings: set.implicit_bindings,
+            options: set.options,
+        };
+        Some((fresh, stale, format!("policy reads `impact` but {why}")))
+    }
+
+    /// One bounded evaluation of `set`.
+    async fn run(
+        &self,
+        set: Arc<PolicySet>,
+        candidates: &[Arc<Policy>],
+        source: Source,
+        deadline: Instant,
+    ) -> Result<Judged, Unreadable> {
+        let fail = |kind: FailureKind, why: String| {
+            let mut decision = Decision {
+                allowed: true,
+                ..Decision::default()
+            };
+            failure::apply(&mut decision, &set, candidates, &why);
+            Judged {
+                decision,
+                failure: Some(kind),
+                impact: None,
+            }
+        };
+        let budget = self.timeout;
+        let permit = match tokio::time::timeout_at(deadline, Arc::clone(&self.slots).acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => {
+                return Ok(fail(
+                    FailureKind::Internal,
+                    "the evaluation pool is closed".into(),
+                ));
+            }
+            Err(_) => {
+                return Ok(fail(
+                    FailureKind::Timeout,
+                    format!(
+                        "no evaluation slot freed within the {:?} budget (the gateway is overloaded)",
+                        budget
+                    ),
+                ));
+            }
+        };
+        let model = Arc::clone(&self.model);
+        let hook = self.hook.clone();
+        let summarize = self.summarize_impact;
+        let task_set = Arc::clone(&set);
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let request = source.parse()?;
+            if let Some(hook) = &hook {
+                hook(&request);
+            }
+            let view = model.read();
+            let decision = policies_cel::evaluate(&task_set, &request, &*view);
+            // evaluate() keeps its estimate to itself: recompute it for the log, only for the
+            // decisions worth explaining (a denial or a warning).
+            let explain = !decision.allowed || !decision.warnings.is_empty();
+            let impact = (summarize && decision.impact_evaluated && explain)
+                .then(|| policies_cel::impact::estimate(&request, &*view).summary);
+            Ok((decision, impact))
+        });
+        Ok(match tokio::time::timeout_at(deadline, task).await {
+            Ok(Ok(Ok((decision, impact)))) => Judged {
+                decision,
+                failure: None,
+                impact,
+            },
+            Ok(Ok(Err(unreadable))) => return Err(unreadable),
+            Ok(Err(error)) if error.is_panic() => {
+                tracing::error!("an evaluation panicked; answered by failurePolicy");
+                fail(
+                    FailureKind::Panic,
+                    "internal error while evaluating the request".into(),
+                )
+            }
+            Ok(Err(error)) => fail(
+                FailureKind::Internal,
+                format!("the evaluation was cancelled: {error}"),
+            ),
+            Err(_) => fail(
+                FailureKind::Timeout,
+                format!("the evaluation did not finish within {:?}", budget),
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policies_cel::cluster::ClusterModel;
+    use policies_cel::policy::Loader;
+
+    fn evaluator(model: LiveModel, max_model_age: Duration) -> Evaluator {
+        let limits = Limits {
+            max_concurrency: 1,
+            timeout: Duration::from_secs(1),
+            max_model_age,
+        };
+        Evaluator::new(Arc::new(model), limits, false, None)
+    }
+
+    const POLICIES: &str = r#"
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: reads-impact}
+spec:
+  validations: [{expression: "impact.summary.deleted == 0"}]
+---
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: plain}
+spec:
+  validations: [{expression: "true"}]
+"#;
+
+    #[test]
+    fn staleness_follows_readiness_and_age() {
+        assert!(
+            evaluator(LiveModel::new(), Duration::from_secs(60))
+                .staleness()
+                .is_some()
+        );
+        let fresh = evaluator(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+        );
+        assert_eq!(fresh.staleness(), None);
+        let old = evaluator(LiveModel::ready_with(ClusterModel::new()), Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(old.staleness().unwrap().contains("stale"));
+    }
+
+    #[test]
+    fn a_stale_model_leaves_only_impact_readers_out() {
+        let set = Loader::new()
+            .add_str("p.yaml", POLICIES)
+            .unwrap()
+            .finish()
+            .unwrap();
+        let candidates = set.policies.clone();
+        let fresh = evaluator(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+        );
+        assert!(fresh.split_stale(&set, &candidates).is_none());
+
+        let stale = evaluator(LiveModel::new(), Duration::from_secs(60));
+        let (kept, left_out, why) = stale.split_stale(&set, &candidates).unwrap();
+        let names = |policies: &[Arc<Policy>]| policies.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&kept.policies), ["plain"]);
+        assert_eq!(names(&left_out), ["reads-impact"]);
+        assert!(why.contains("not ready"), "{why}");
+        // Without an impact reader among the candidates, nothing is split even when stale.
+        assert!(stale.split_stale(&set, &candidates[1..]).is_none());
+    }
+}

@@ -1,0 +1,232 @@
+//! The admission path of one request, from body to answer, with its decision recorded.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use kube_core::DynamicObject;
+use kube_core::admission::AdmissionRequest;
+use policies_cel::Request;
+use warp::Reply;
+use warp::reply::Response;
+
+use crate::admission::body::Body;
+use crate::admission::evaluate::{Evaluator, Judged, Source};
+use crate::admission::header::parse_header;
+use crate::admission::parse::{Unreadable, parse};
+use crate::admission::rejection::status_response;
+use crate::admission::review::ReviewResponse;
+use crate::admission::{prefilter, verdict};
+use crate::decision_log::{DecisionLog, DecisionRecord, ResourceRef, now};
+use crate::guard::{Protected, SelfProtection};
+use crate::metrics::Metrics;
+use crate::policies::PolicyStore;
+
+/// Everything the webhook needs to judge requests.
+#[derive(Debug)]
+pub struct Admission {
+    policies: Arc<PolicyStore>,
+    guard: SelfProtection,
+    /// The guard's objects, computed once for the cheap pre-check.
+    protected: Vec<Protected>,
+    evaluator: Evaluator,
+    metrics: Arc<Metrics>,
+    log: Arc<DecisionLog>,
+    max_body_bytes: u64,
+}
+
+impl Admission {
+    /// The admission path over `policies`, judging with `evaluator`.
+    pub fn new(
+        policies: Arc<PolicyStore>,
+        guard: SelfProtection,
+        evaluator: Evaluator,
+        metrics: Arc<Metrics>,
+        log: Arc<DecisionLog>,
+        max_body_bytes: u64,
+    ) -> Self {
+        Self {
+            policies,
+            protected: guard.protected(),
+            guard,
+            evaluator,
+            metrics,
+            log,
+            max_body_bytes,
+        }
+    }
+
+    /// The body size limit.
+    pub fn max_body_bytes(&self) -> u64 {
+        self.max_body_bytes
+    }
+
+    /// Answers one body.
+    pub async fn review(&self, body: Body) -> Response {
+        let started = Instant::now();
+        let bytes = match body {
+            Body::Complete(bytes) => bytes,
+            Body::TooLarge => {
+                return self.invalid(
+                    started,
+                    status_response(
+                        413,
+                        format!(
+                            "the request body is larger than the gateway accepts ({} bytes, --max-body-bytes)",
+                            self.max_body_bytes
+                        ),
+                    ),
+                );
+            }
+            Body::Failed(message) => {
+                return self.invalid(
+                    started,
+                    status_response(400, format!("cannot read the body: {message}")),
+                );
+            }
+        };
+        match parse_header(&bytes) {
+            Some(light) => self.judge(light, Source::Body(bytes), started).await,
+            // Not a plain review: the full parse says precisely what is wrong (or, for an odd
+            // but valid document, judges it).
+            None => match parse(&bytes) {
+                Ok(request) => {
+                    let light = request.admission.clone();
+                    self.judge(light, Source::Parsed(Box::new(request)), started)
+                        .await
+                }
+                Err(unreadable) => self.unreadable(unreadable, started),
+            },
+        }
+    }
+
+    fn unreadable(&self, unreadable: Unreadable, started: Instant) -> Response {
+        match unreadable {
+            Unreadable {
+                uid: Some(uid),
+                message,
+            } => {
+                tracing::warn!(%uid, "unreadable AdmissionReview answered with a denial");
+                let review = ReviewResponse::deny(&uid, 400, message);
+                self.invalid(started, warp::reply::json(&review).into_response())
+            }
+            Unreadable { uid: None, message } => {
+                tracing::warn!("a body that is not an AdmissionReview was refused");
+                self.invalid(started, status_response(400, message))
+            }
+        }
+    }
+
+    /// The guard's verdict; asked only when the request names one of the protected objects.
+    fn self_protection(&self, light: &Light) -> Option<String> {
+        let named = self.protected.iter().any(|p| {
+            p.group == light.resource.group && p.resource == light.resource.resource && p.name == light.name
+        });
+        if named {
+            self.guard.check(&Request::new(light.clone()))
+        } else {
+            None
+        }
+    }
+
+    fn invalid(&self, started: Instant, response: Response) -> Response {
+        self.metrics
+            .observe_request("invalid", started.elapsed().as_secs_f64());
+        response
+    }
+
+    /// Judges a request known by its metadata (`light`); the whole request is parsed only when
+    /// self-protection or some policy needs it.
+    async fn judge(&self, light: Light, full: Source, started: Instant) -> Response {
+        let record = self.log.enabled().then(|| record_of(&light));
+        let uid = light.uid.clone();
+        let judged = if let Some(message) = self.self_protection(&light) {
+            self_protection(message)
+        } else {
+            let set = self.policies.current();
+            let candidates = prefilter::candidates(&set, &light);
+            if candidates.is_empty() {
+                allowed()
+            } else {
+                match self.evaluator.judge(set, candidates, full).await {
+                    Ok(judged) => judged,
+                    Err(unreadable) => return self.unreadable(unreadable, started),
+                }
+            }
+        };
+        let response = verdict::respond(&uid, &judged.decision);
+        let verdict_word = if judged.decision.allowed {
+            "allowed"
+        } else {
+            "denied"
+        };
+        let elapsed = started.elapsed();
+        self.metrics.observe_request(verdict_word, elapsed.as_secs_f64());
+        for (policy, outcome) in verdict::policy_verdicts(&judged.decision) {
+            self.metrics.count_policy(policy, outcome);
+        }
+        if let Some(kind) = judged.failure {
+            self.metrics.count_error(kind.as_str());
+        }
+        if let Some(mut record) = record {
+            record.verdict = verdict_word;
+            record.denied_by = verdict::denied_by(&judged.decision);
+            record.warned_by = verdict::warned_by(&judged.decision);
+            record.failure = judged.failure.map(|k| k.as_str().to_owned());
+            record.impact = judged.impact;
+            record.latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+            self.log.write(&record);
+        }
+        warp::reply::json(&response).into_response()
+    }
+}
+
+/// A request without its objects: what self-protection and the pre-filter read.
+type Light = AdmissionRequest<DynamicObject>;
+
+fn allowed() -> Judged {
+    Judged {
+        decision: policies_cel::Decision {
+            allowed: true,
+            ..policies_cel::Decision::default()
+        },
+        ..Judged::default()
+    }
+}
+
+/// The gateway refusing a change to its own objects.
+fn self_protection(message: String) -> Judged {
+    Judged {
+        decision: policies_cel::Decision {
+            allowed: false,
+            denials: vec![policies_cel::Denial {
+                policy: verdict::SELF_PROTECTION.into(),
+                binding: None,
+                validation: None,
+                message,
+                reason: "Forbidden".into(),
+            }],
+            ..policies_cel::Decision::default()
+        },
+        ..Judged::default()
+    }
+}
+
+/// The request part of a decision record: who asked for what (never object bodies).
+fn record_of(admission: &Light) -> DecisionRecord {
+    DecisionRecord {
+        time: now(),
+        uid: admission.uid.clone(),
+        user: admission.user_info.username.clone().unwrap_or_default(),
+        operation: prefilter::operation_name(admission).to_owned(),
+        resource: ResourceRef {
+            group: admission.resource.group.clone(),
+            version: admission.resource.version.clone(),
+            resource: admission.resource.resource.clone(),
+            subresource: admission.sub_resource.clone().unwrap_or_default(),
+        },
+        namespace: admission.namespace.clone().unwrap_or_default(),
+        name: admission.name.clone(),
+        dry_run: admission.dry_run,
+        ..DecisionRecord::default()
+    }
+}

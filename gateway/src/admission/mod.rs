@@ -1,0 +1,63 @@
+//! `POST /validate`: read the body under its limit, read the request's metadata, apply
+//! self-protection, pre-filter the policies that could match (none: allowed at once, without
+//! parsing the objects or touching the model), parse the whole review, judge within the limits,
+//! answer with an AdmissionReview, and record the decision (log and metrics).
+//!
+//! Every request gets a well-formed answer: a review (with the uid echoed) whenever a uid can be
+//! read, a `v1 Status` JSON body with an HTTP error code otherwise.
+
+pub mod body;
+mod evaluate;
+pub mod failure;
+mod handler;
+pub mod header;
+pub mod noop;
+pub mod parse;
+pub mod prefilter;
+pub mod rejection;
+pub mod review;
+pub mod verdict;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use warp::Filter;
+use warp::reply::Response;
+
+pub use evaluate::{EvalHook, Evaluator, FailureKind, Judged, Limits, Source};
+pub use handler::Admission;
+
+/// The webhook routes: `POST /validate`, and a Status answer for anything else.
+pub fn routes(
+    admission: Arc<Admission>,
+) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone + Send + Sync + 'static {
+    let limit = admission.max_body_bytes();
+    warp::path!("validate")
+        .and(warp::post())
+        .and(warp::header::optional::<u64>("content-length"))
+        .and(warp::body::stream())
+        .then(move |length: Option<u64>, stream| {
+            let admission = Arc::clone(&admission);
+            async move {
+                let body = body::read(stream, length, limit).await;
+                admission.review(body).await
+            }
+        })
+        .recover(rejection::recover)
+        .unify()
+}
+
+/// The `--noop` routes: the same path and body handling, every review allowed.
+pub fn noop_routes(
+    limit: u64,
+) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone + Send + Sync + 'static {
+    warp::path!("validate")
+        .and(warp::post())
+        .and(warp::header::optional::<u64>("content-length"))
+        .and(warp::body::stream())
+        .then(move |length: Option<u64>, stream| async move {
+            noop::answer(body::read(stream, length, limit).await)
+        })
+        .recover(rejection::recover)
+        .unify()
+}

@@ -1,0 +1,259 @@
+//! The gateway's command line (clap derive): every flag has an environment variable, and
+//! `--help` documents them all. Durations are written `500ms`, `2s`, `1m`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::duration::parse_duration;
+
+/// `suture-gateway`: the validating admission webhook that enforces Suture's safety policies.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "suture-gateway",
+    version,
+    about = "Suture's validating admission webhook: enforces CEL safety policies inline",
+    long_about = "suture-gateway answers kube-apiserver's AdmissionReviews on POST /validate (HTTPS) \
+                  with the same evaluation `kubectl suture check` runs offline. It keeps a slim model \
+                  of the cluster (live watches, or --cluster snapshots offline) for policies that read \
+                  `impact`, and serves /healthz, /readyz and /metrics on a second, plain-HTTP listener.",
+    after_help = AFTER_HELP,
+    args_override_self = true
+)]
+pub struct Config {
+    /// HTTPS webhook address (POST /validate)
+    #[arg(
+        long,
+        env = "SUTURE_LISTEN",
+        default_value = "0.0.0.0:8443",
+        value_name = "ADDR"
+    )]
+    pub listen: SocketAddr,
+
+    /// Plain-HTTP address for /healthz, /readyz and /metrics
+    #[arg(
+        long,
+        env = "SUTURE_METRICS_LISTEN",
+        default_value = "0.0.0.0:8080",
+        value_name = "ADDR"
+    )]
+    pub metrics_listen: SocketAddr,
+
+    /// PEM certificate chain served to the API server; reloaded when it changes
+    #[arg(long, env = "SUTURE_TLS_CERT", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert; reloaded when it changes
+    #[arg(long, env = "SUTURE_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Generate a CA and serving certificate for local runs; prints the base64 caBundle on stdout
+    #[arg(long, env = "SUTURE_SELF_SIGNED", conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub self_signed: bool,
+
+    /// Subject alternative names of the --self-signed certificate (DNS names or IP addresses)
+    #[arg(
+        long,
+        env = "SUTURE_TLS_SAN",
+        value_name = "NAME",
+        num_args = 1..,
+        value_delimiter = ',',
+        default_values = ["localhost", "127.0.0.1"]
+    )]
+    pub tls_san: Vec<String>,
+
+    /// Also write the --self-signed CA certificate (PEM) to this file
+    #[arg(
+        long,
+        env = "SUTURE_CA_BUNDLE_OUT",
+        value_name = "FILE",
+        requires = "self_signed"
+    )]
+    pub ca_bundle_out: Option<PathBuf>,
+
+    /// Require API-server client certificates signed by this CA (PEM)
+    #[arg(long, env = "SUTURE_CLIENT_CA", value_name = "FILE")]
+    pub client_ca: Option<PathBuf>,
+
+    /// Policy files or directories (SafetyPolicy, ValidatingAdmissionPolicy and bindings); reloaded on change
+    #[arg(
+        short = 'f',
+        long = "policies",
+        env = "SUTURE_POLICIES",
+        value_name = "PATH",
+        num_args = 1..,
+        value_delimiter = ','
+    )]
+    pub policies: Vec<PathBuf>,
+
+    /// Params files or directories (the objects bindings' paramRefs select)
+    #[arg(long, env = "SUTURE_PARAMS", value_name = "PATH", num_args = 1.., value_delimiter = ',')]
+    pub params: Vec<PathBuf>,
+
+    /// Leave out the built-in safety pack
+    #[arg(long, env = "SUTURE_NO_BUILTIN_PACK")]
+    pub no_builtin_pack: bool,
+
+    /// Offline mode: build the cluster model from these snapshots (reloaded on change) instead of watches
+    #[arg(long, env = "SUTURE_CLUSTER", value_name = "PATH", num_args = 1.., value_delimiter = ',')]
+    pub cluster: Vec<PathBuf>,
+
+    /// Live mode: kubeconfig file (default: in-cluster configuration, then $KUBECONFIG)
+    #[arg(
+        long,
+        env = "SUTURE_KUBECONFIG",
+        value_name = "FILE",
+        conflicts_with = "cluster"
+    )]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Live mode: kubeconfig context
+    #[arg(long, env = "SUTURE_CONTEXT", value_name = "NAME", conflicts_with = "cluster")]
+    pub context: Option<String>,
+
+    /// Don't load SafetyPolicy / ValidatingAdmissionPolicy / Binding objects from the cluster
+    #[arg(long, env = "SUTURE_NO_CLUSTER_POLICIES")]
+    pub no_cluster_policies: bool,
+
+    /// Beyond this model age, policies that read `impact` follow their failurePolicy
+    #[arg(long, env = "SUTURE_MAX_MODEL_AGE", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
+    pub max_model_age: Duration,
+
+    /// Largest AdmissionReview body accepted, in bytes (larger ones get 413)
+    #[arg(
+        long,
+        env = "SUTURE_MAX_BODY_BYTES",
+        default_value_t = 6_291_456,
+        value_name = "N"
+    )]
+    pub max_body_bytes: u64,
+
+    /// Evaluations running at once; further requests wait for a slot within their time budget
+    #[arg(long, env = "SUTURE_MAX_CONCURRENCY", default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrency: u32,
+
+    /// Per-request time budget, below the webhook's timeoutSeconds; beyond it the failurePolicy answers
+    #[arg(long, env = "SUTURE_EVAL_TIMEOUT", default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    pub eval_timeout: Duration,
+
+    /// On SIGTERM/SIGINT, how long in-flight requests may take to finish
+    #[arg(long, env = "SUTURE_SHUTDOWN_GRACE", default_value = "25s", value_name = "DURATION", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+
+    /// Where decisions are logged, one JSON line each: stdout, off, or a file path (appended)
+    #[arg(
+        long,
+        env = "SUTURE_DECISION_LOG",
+        default_value = "stdout",
+        value_name = "stdout|off|FILE"
+    )]
+    pub decision_log: String,
+
+    /// Log level or tracing filter (logs go to stderr)
+    #[arg(long, env = "SUTURE_LOG_LEVEL", default_value = "info", value_name = "LEVEL")]
+    pub log_level: String,
+
+    /// Self-protection: the gateway's own namespace
+    #[arg(long, env = "SUTURE_PROTECT_NAMESPACE", value_name = "NS")]
+    pub protect_namespace: Option<String>,
+
+    /// Self-protection: the gateway Deployment's name
+    #[arg(long, env = "SUTURE_PROTECT_DEPLOYMENT", value_name = "NAME")]
+    pub protect_deployment: Option<String>,
+
+    /// Self-protection: the ValidatingWebhookConfiguration's name
+    #[arg(long, env = "SUTURE_PROTECT_WEBHOOK", value_name = "NAME")]
+    pub protect_webhook: Option<String>,
+
+    /// Self-protection: users still allowed to change the gateway's own objects
+    #[arg(long, env = "SUTURE_PROTECT_ALLOW_USER", value_name = "USER", num_args = 1.., value_delimiter = ',')]
+    pub protect_allow_user: Vec<String>,
+
+    /// How often policy files, snapshots and certificates are checked for changes
+    #[arg(long, env = "SUTURE_POLL_INTERVAL", default_value = "2s", value_name = "DURATION", value_parser = parse_duration, hide = true)]
+    pub poll_interval: Duration,
+
+    /// Benchmark floor: the same TLS/HTTP stack answering every review allowed, without evaluation
+    #[arg(long, env = "SUTURE_NOOP", hide = true)]
+    pub noop: bool,
+}
+
+const AFTER_HELP: &str = "\
+Examples:
+  # Local demo: offline model from snapshots, self-signed certificate (the caBundle is printed)
+  suture-gateway --self-signed --cluster snapshot/ -f policies/
+
+  # In a cluster (certificates mounted from a cert-manager secret)
+  suture-gateway --tls-cert /tls/tls.crt --tls-key /tls/tls.key --client-ca /tls/apiserver-ca.crt
+
+Durations are written like 500ms, 2s, 1m. Every flag can also be set by the environment variable
+shown beside it; list values in variables are comma-separated.";
+
+impl Config {
+    /// The configuration from the process's arguments and environment (exits on a usage error).
+    pub fn from_args() -> Self {
+        Self::parse()
+    }
+
+    /// Offline mode: the model comes from `--cluster` snapshots.
+    pub fn offline(&self) -> bool {
+        !self.cluster.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Config::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_follow_the_contract() {
+        let config = Config::try_parse_from(["suture-gateway", "--self-signed"]).unwrap();
+        assert_eq!(config.listen.to_string(), "0.0.0.0:8443");
+        assert_eq!(config.metrics_listen.to_string(), "0.0.0.0:8080");
+        assert_eq!(config.max_model_age, Duration::from_secs(60));
+        assert_eq!(config.eval_timeout, Duration::from_secs(2));
+        assert_eq!(config.shutdown_grace, Duration::from_secs(25));
+        assert_eq!(config.max_body_bytes, 6_291_456);
+        assert_eq!(config.max_concurrency, 64);
+        assert_eq!(config.tls_san, ["localhost", "127.0.0.1"]);
+        assert_eq!(config.decision_log, "stdout");
+        assert!(!config.offline());
+    }
+
+    #[test]
+    fn every_flag_has_an_environment_variable() {
+        let command = Config::command();
+        for arg in command.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            assert!(arg.get_env().is_some(), "--{id} has no environment variable");
+        }
+    }
+
+    #[test]
+    fn certificate_files_come_in_pairs() {
+        let error = Config::try_parse_from(["suture-gateway", "--tls-cert", "a.pem"]).unwrap_err();
+        assert!(error.to_string().contains("--tls-key"), "{error}");
+        assert!(
+            Config::try_parse_from([
+                "suture-gateway",
+                "--self-signed",
+                "--tls-cert",
+                "a",
+                "--tls-key",
+                "b"
+            ])
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! Starting and keeping every watch: the built-in kinds, the cluster's policy objects, and one
+//! instance watch per CustomResourceDefinition as CRDs come and go. A one-second heartbeat
+//! marks the model current while every watch is synced and healthy (kube-runtime consumes
+//! bookmarks internally, so between events that is what "current" can rest on; a connection
+//! that died silently is noticed within the watch timeout plus 5 s, and then the age grows).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::live::LiveConfig;
+use crate::live::crds::{Command, CrdSync, instance_watch_name};
+use crate::live::kinds::{self, watch_name};
+use crate::live::policies::{self, ClusterPolicies};
+use crate::live::sync::ModelSync;
+use crate::live::watch::{self, Watch};
+use crate::model::LiveModel;
+use crate::policies::PolicyReloader;
+
+/// How often the model is marked current while every watch is healthy.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// A spawned watch, aborted when dropped (when `run`'s future is dropped).
+#[derive(Debug)]
+struct Task {
+    name: String,
+    handle: Option<JoinHandle<()>>,
+    reported: bool,
+}
+
+impl Task {
+    fn spawn(name: String, watch: impl Future<Output = ()> + Send + 'static) -> Self {
+        Self {
+            name,
+            handle: Some(tokio::spawn(watch)),
+            reported: false,
+        }
+    }
+
+    /// Aborts the watch and waits until it has stopped touching the model.
+    async fn stop(mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.abort();
+            let _ = handle.await;
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.handle.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        if let Some(handle) = &self.handle {
+            handle.abort();
+        }
+    }
+}
+
+/// Keeps `model` (and, with `config.watch_policies`, the cluster's policy objects in
+/// `policies`) current until the future is dropped. Watch errors are retried with backoff and
+/// never end it; readiness ([`LiveModel::is_ready`]) flips once every initial list is in.
+pub async fn run(
+    client: kube::Client,
+    model: Arc<LiveModel>,
+    policies: Arc<PolicyReloader>,
+    config: LiveConfig,
+) -> anyhow::Result<()> {
+    let timeout = config.watch_timeout_secs;
+    let builtin = kinds::builtin();
+    let policy_kinds = if config.watch_policies {
+        policies::resources()
+    } else {
+        Vec::new()
+    };
+    // Register every watch before any starts, so readiness cannot flip early.
+    for resource in builtin.iter().chain(&policy_kinds) {
+        model.watch_registered(&watch_name(resource));
+    }
+
+    let (commands, mut inbox) = mpsc::unbounded_channel();
+    let mut tasks = Vec::new();
+    for resource in builtin {
+        let name = watch_name(&resource);
+        let watch = Watch::<DynamicObject>::all(client.clone(), name.clone(), resource.clone(), timeout);
+        let future = if resource == kinds::crd() {
+            let sink = CrdSync::new(model.clone(), commands.clone());
+            boxed(watch::run(watch, model.clone(), sink))
+        } else {
+            let sink = ModelSync::new(model.clone(), &resource.group, &resource.kind);
+            boxed(watch::run(watch, model.clone(), sink))
+        };
+        tasks.push(Task::spawn(name, future));
+    }
+    let kinds: Vec<&str> = policy_kinds.iter().map(|r| r.kind.as_str()).collect();
+    let cluster_policies = ClusterPolicies::new(policies, &kinds);
+    for resource in policy_kinds {
+        let name = watch_name(&resource);
+        let sink = cluster_policies.sink(&resource.kind);
+        let watch = Watch::<DynamicObject>::all(client.clone(), name.clone(), resource, timeout);
+        tasks.push(Task::spawn(name, watch::run(watch, model.clone(), sink)));
+    }
+    tracing::info!(watches = tasks.len(), "live model: watches started");
+
+    let mut instances = Instances {
+        client,
+        model: model.clone(),
+        timeout,
+        running: HashMap::new(),
+    };
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let mut announced = false;
+    loop {
+        tokio::select! {
+            Some(command) = inbox.recv() => instances.handle(command).await,
+            _ = heartbeat.tick() => {
+                model.touch_if_current();
+                if !announced && model.is_ready() {
+                    announced = true;
+                    tracing::info!(objects = model.read().len(), "live model: the initial lists are in");
+                }
+                for task in tasks.iter_mut().chain(instances.running.values_mut().map(|(_, t)| t)) {
+                    if task.is_finished() && !task.reported {
+                        task.reported = true;
+                        tracing::error!(watch = %task.name, "watch task ended unexpectedly");
+                        model.watch_failed(&task.name, "watch task ended unexpectedly".into());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn boxed(
+    future: impl Future<Output = ()> + Send + 'static,
+) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(future)
+}
+
+/// The instance watches of the CRDs in the cluster, by CRD name.
+struct Instances {
+    client: kube::Client,
+    model: Arc<LiveModel>,
+    timeout: u32,
+    running: HashMap<String, (ApiResource, Task)>,
+}
+
+impl Instances {
+    async fn handle(&mut self, command: Command) {
+        match command {
+            Command::Start { crd, resource } => {
+                if self
+                    .running
+                    .get(&crd)
+                    .is_some_and(|(running, _)| *running == resource)
+                {
+                    return;
+                }
+                self.stop(&crd, false).await;
+                let name = instance_watch_name(&crd);
+                self.model.watch_registered(&name);
+                let watch = Watch::<PartialObjectMeta<DynamicObject>>::all(
+                    self.client.clone(),
+                    name.clone(),
+                    resource.clone(),
+                    self.timeout,
+                );
+                let sink = ModelSync::new(self.model.clone(), &resource.group, &resource.kind);
+                tracing::info!(%crd, version = %resource.version, "watching custom resources");
+                let task = Task::spawn(name, watch::run(watch, self.model.clone(), sink));
+                self.running.insert(crd, (resource, task));
+            }
+            Command::Stop { crd } => self.stop(&crd, true).await,
+            Command::Retain(listed) => {
+                let gone: Vec<String> = self
+                    .running
+                    .keys()
+                    .filter(|crd| !listed.contains(*crd))
+                    .cloned()
+                    .collect();
+                for crd in gone {
+                    self.stop(&crd, true).await;
+                }
+            }
+        }
+    }
+
+    /// Stops `crd`'s instance watch and removes its instances from the model; with `forget`,
+    /// the watch also leaves the health report.
+    async fn stop(&mut self, crd: &str, forget: bool) {
+        let name = instance_watch_name(crd);
+        if let Some((resource, task)) = self.running.remove(crd) {
+            task.stop().await;
+            ModelSync::new(self.model.clone(), &resource.group, &resource.kind).clear();
+            tracing::info!(%crd, "stopped watching custom resources");
+        }
+        if forget {
+            self.model.watch_forgotten(&name);
+        }
+    }
+}

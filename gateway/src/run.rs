@@ -1,0 +1,329 @@
+//! Wiring: TLS, listeners, policies, the model (offline snapshots or live watches), reloaders,
+//! the admission path and the operations routes — and the shutdown sequence: on SIGTERM/SIGINT
+//! readiness turns false, the listeners stop accepting, in-flight requests drain within
+//! `--shutdown-grace`, and the process exits 0.
+//!
+//! [`start`] runs a gateway in-process and returns its bound addresses (tests bind port 0).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use policies_cel::PolicySet;
+use policies_cel::cluster::ClusterModel;
+use policies_cel::policy::EvalOptions;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+
+use crate::admission::{self, Admission, EvalHook, Evaluator, Limits};
+use crate::config::Config;
+use crate::decision_log::DecisionLog;
+use crate::guard::SelfProtection;
+use crate::health::{self, Health};
+use crate::metrics::Metrics;
+use crate::model::LiveModel;
+use crate::policies::{PolicyReloader, PolicySources, PolicyStore};
+use crate::reload::{SnapshotWatcher, load_model, watch_policies};
+use crate::server::{Transport, serve};
+use crate::tls::{self, ReloadingResolver, SelfSigned};
+
+/// Test and benchmark hooks that the command line does not expose.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// Runs on the blocking pool before each evaluation (simulate slow or panicking evaluations).
+    pub before_evaluate: Option<EvalHook>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("before_evaluate", &self.before_evaluate.is_some())
+            .finish()
+    }
+}
+
+/// A gateway serving in this process.
+#[derive(Debug)]
+pub struct Running {
+    /// Where the HTTPS webhook listens.
+    pub webhook_addr: SocketAddr,
+    /// Where `/healthz`, `/readyz` and `/metrics` listen.
+    pub metrics_addr: SocketAddr,
+    /// The generated pair, with `--self-signed`.
+    pub self_signed: Option<SelfSigned>,
+    /// The policy reloader (absent with `--noop`).
+    pub policies: Option<Arc<PolicyReloader>>,
+    pub model: Arc<LiveModel>,
+    pub health: Arc<Health>,
+    pub metrics: Arc<Metrics>,
+    shutdown: CancellationToken,
+    servers: JoinHandle<()>,
+}
+
+impl Running {
+    /// Starts the shutdown: readiness false, listeners closed, in-flight requests draining.
+    pub fn shutdown(&self) {
+        self.health.begin_shutdown();
+        self.shutdown.cancel();
+    }
+
+    /// Waits until both listeners have drained (after [`Self::shutdown`]).
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.servers.await.context("the server task failed")
+    }
+}
+
+/// Runs until SIGTERM or SIGINT, then drains and returns.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let running = start(config, Hooks::default()).await?;
+    tracing::info!(
+        webhook = %running.webhook_addr,
+        metrics = %running.metrics_addr,
+        "suture-gateway serving"
+    );
+    termination().await;
+    tracing::info!("shutting down: readiness is false, draining in-flight requests");
+    running.shutdown();
+    running.wait().await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn termination() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the gateway");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Builds and starts a gateway; it serves until [`Running::shutdown`].
+pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
+    let (resolver, self_signed) = certificates(&config)?;
+    let tls_config = tls::server_config(Arc::clone(&resolver), config.client_ca.as_deref())
+        .context("cannot set up TLS")?;
+    let acceptor = TlsAcceptor::from(Arc::new(tls_config));
+    let webhook = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (--listen)", config.listen))?;
+    let ops = TcpListener::bind(config.metrics_listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (--metrics-listen)", config.metrics_listen))?;
+    let webhook_addr = webhook.local_addr()?;
+    let metrics_addr = ops.local_addr()?;
+
+    let metrics = Arc::new(Metrics::new());
+    let shutdown = CancellationToken::new();
+    let background = CancellationToken::new();
+    let grace = config.shutdown_grace;
+    let transport = Transport::Tls(acceptor);
+
+    spawn_until(&background, Arc::clone(&resolver).watch(config.poll_interval));
+
+    let (model, store, policies, webhook_server) = if config.noop {
+        let model = Arc::new(LiveModel::ready_with(ClusterModel::new()));
+        let store = Arc::new(PolicyStore::new(PolicySet::default()));
+        let routes = admission::noop_routes(config.max_body_bytes);
+        let server = tokio::spawn(serve(webhook, transport, routes, shutdown.clone(), grace));
+        (model, store, None, server)
+    } else {
+        let reloader = Arc::new(load_policies(&config).await?);
+        let store = Arc::clone(reloader.store());
+        let model = Arc::new(initial_model(&config).await?);
+        let log = Arc::new(
+            DecisionLog::open(&config.decision_log)
+                .with_context(|| format!("cannot open the decision log {}", config.decision_log))?,
+        );
+        let evaluator = Evaluator::new(
+            Arc::clone(&model),
+            Limits {
+                max_concurrency: usize::try_from(config.max_concurrency).unwrap_or(usize::MAX),
+                timeout: config.eval_timeout,
+                max_model_age: config.max_model_age,
+            },
+            log.enabled(),
+            hooks.before_evaluate.clone(),
+        );
+        let admission = Arc::new(Admission::new(
+            Arc::clone(&store),
+            self_protection(&config),
+            evaluator,
+            Arc::clone(&metrics),
+            log,
+            config.max_body_bytes,
+        ));
+        let routes = admission::routes(admission);
+        let server = tokio::spawn(serve(webhook, transport, routes, shutdown.clone(), grace));
+        let mut watched: Vec<PathBuf> = config.policies.clone();
+        watched.extend(config.params.iter().cloned());
+        spawn_until(
+            &background,
+            watch_policies(Arc::clone(&reloader), watched, config.poll_interval),
+        );
+        (model, store, Some(reloader), server)
+    };
+
+    let health = Arc::new(Health::new(Arc::clone(&model), store, Arc::clone(&metrics)));
+    if !config.noop {
+        if config.offline() {
+            let watcher = SnapshotWatcher {
+                model: Arc::clone(&model),
+                paths: config.cluster.clone(),
+                metrics: Arc::clone(&metrics),
+                health: Arc::clone(&health),
+            };
+            spawn_until(&background, watcher.run(config.poll_interval));
+        } else if let Some(reloader) = &policies {
+            start_live(&config, &background, Arc::clone(&model), Arc::clone(reloader)).await?;
+        }
+    }
+    // The operations listener outlives the webhook's drain, so /readyz reports the shutdown.
+    let ops_shutdown = CancellationToken::new();
+    let ops_server = tokio::spawn(serve(
+        ops,
+        Transport::Plain,
+        health::routes(Arc::clone(&health)),
+        ops_shutdown.clone(),
+        grace,
+    ));
+    let servers = tokio::spawn(async move {
+        let _ = webhook_server.await;
+        ops_shutdown.cancel();
+        let _ = ops_server.await;
+        background.cancel();
+    });
+    Ok(Running {
+        webhook_addr,
+        metrics_addr,
+        self_signed,
+        policies,
+        model,
+        health,
+        metrics,
+        shutdown,
+        servers,
+    })
+}
+
+/// Runs `task` in the background until `stop` is cancelled.
+fn spawn_until(stop: &CancellationToken, task: impl Future<Output = ()> + Send + 'static) {
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = task => {}
+        }
+    });
+}
+
+/// The serving certificate: from files, or generated (`--self-signed`, caBundle printed).
+fn certificates(config: &Config) -> anyhow::Result<(Arc<ReloadingResolver>, Option<SelfSigned>)> {
+    if config.self_signed {
+        let pair = SelfSigned::generate(&config.tls_san).context("--self-signed")?;
+        if let Some(path) = &config.ca_bundle_out {
+            std::fs::write(path, &pair.ca_pem)
+                .with_context(|| format!("cannot write the CA to {} (--ca-bundle-out)", path.display()))?;
+        }
+        println!("caBundle: {}", pair.ca_bundle());
+        let resolver = ReloadingResolver::from_pem(&pair.cert_pem, &pair.key_pem)?;
+        return Ok((Arc::new(resolver), Some(pair)));
+    }
+    match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Ok((Arc::new(ReloadingResolver::from_files(cert, key)?), None)),
+        _ => bail!("no serving certificate: give --tls-cert and --tls-key, or --self-signed for a local run"),
+    }
+}
+
+async fn load_policies(config: &Config) -> anyhow::Result<PolicyReloader> {
+    let sources = PolicySources {
+        builtin_pack: !config.no_builtin_pack,
+        paths: config.policies.clone(),
+        params_paths: config.params.clone(),
+        options: EvalOptions {
+            time_limit: Some(cel_time_limit(config.eval_timeout)),
+            ..EvalOptions::default()
+        },
+        ..PolicySources::default()
+    };
+    tokio::task::spawn_blocking(move || PolicyReloader::start(sources))
+        .await
+        .context("the policy loader failed")?
+        .map_err(|error| anyhow::anyhow!(crate::error_chain(&error)))
+        .context("cannot load the policies")
+}
+
+/// CEL stops itself a little before the request's budget runs out, so that a slow policy is an
+/// evaluation error (judged by its failurePolicy) rather than a timeout of the whole request.
+pub fn cel_time_limit(eval_timeout: Duration) -> Duration {
+    eval_timeout.mul_f64(0.8)
+}
+
+async fn initial_model(config: &Config) -> anyhow::Result<LiveModel> {
+    if !config.offline() {
+        return Ok(LiveModel::new());
+    }
+    let paths = config.cluster.clone();
+    let model = tokio::task::spawn_blocking(move || load_model(&paths))
+        .await
+        .context("the snapshot loader failed")?
+        .map_err(|error| anyhow::anyhow!(crate::error_chain(&error)))
+        .context("cannot load the --cluster snapshots")?;
+    tracing::info!(objects = model.len(), "cluster model loaded from snapshots");
+    Ok(LiveModel::ready_with(model))
+}
+
+fn self_protection(config: &Config) -> SelfProtection {
+    SelfProtection {
+        namespace: config.protect_namespace.clone().unwrap_or_default(),
+        deployment: config.protect_deployment.clone().unwrap_or_default(),
+        webhook_configuration: config.protect_webhook.clone().unwrap_or_default(),
+        allowed_users: config.protect_allow_user.clone(),
+    }
+}
+
+/// Live mode: watches fill the model and feed cluster policy objects to the reloader. The watches
+/// run in the background; readiness stays false until their initial lists are in.
+async fn start_live(
+    config: &Config,
+    background: &CancellationToken,
+    model: Arc<LiveModel>,
+    reloader: Arc<PolicyReloader>,
+) -> anyhow::Result<()> {
+    let client = crate::live::client(config.kubeconfig.clone(), config.context.clone())
+        .await
+        .context(
+            "live mode: cannot set up the Kubernetes client (or give --cluster snapshots to run offline)",
+        )?;
+    let live_config = crate::live::LiveConfig {
+        watch_policies: !config.no_cluster_policies,
+        ..crate::live::LiveConfig::default()
+    };
+    spawn_until(background, async move {
+        if let Err(error) = crate::live::run(client, model, reloader, live_config).await {
+            tracing::error!(
+                error = format!("{error:#}"),
+                "live mode stopped: the model is no longer kept current"
+            );
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! The Namespace, the gateway's ServiceAccount, and its read-only ClusterRole and binding: get,
+//! list and watch on exactly the kinds its model projects and the policies it loads.
+
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::install::names;
+use crate::install::options::InstallOptions;
+
+/// Object metadata with the common labels.
+pub fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: namespace.map(str::to_owned),
+        labels: Some(names::labels()),
+        ..ObjectMeta::default()
+    }
+}
+
+/// The gateway's namespace, enforcing the `restricted` Pod Security Standard.
+pub fn namespace(options: &InstallOptions) -> Namespace {
+    let mut metadata = meta(&options.namespace, None);
+    let labels = metadata.labels.get_or_insert_default();
+    labels.insert(
+        "pod-security.kubernetes.io/enforce".to_owned(),
+        "restricted".to_owned(),
+    );
+    Namespace {
+        metadata,
+        ..Namespace::default()
+    }
+}
+
+/// The identity the gateway's watches run as.
+pub fn service_account(options: &InstallOptions) -> ServiceAccount {
+    ServiceAccount {
+        metadata: meta(names::GATEWAY, Some(&options.namespace)),
+        ..ServiceAccount::default()
+    }
+}
+
+/// The kinds the gateway reads, by API group: what `policies_cel::cluster::project` keeps (the
+/// impact estimate's inputs), the owners that take part in cascades (ReplicationControllers,
+/// CronJobs), and the policies it loads from the cluster (`suture_gateway::live::kinds`).
+pub const WATCHED: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "pods",
+            "services",
+            "persistentvolumeclaims",
+            "persistentvolumes",
+            "nodes",
+            "namespaces",
+            "configmaps",
+            "secrets",
+            "replicationcontrollers",
+        ],
+    ),
+    (
+        "apps",
+        &["deployments", "replicasets", "statefulsets", "daemonsets"],
+    ),
+    ("batch", &["jobs", "cronjobs"]),
+    ("policy", &["poddisruptionbudgets"]),
+    ("discovery.k8s.io", &["endpointslices"]),
+    ("apiextensions.k8s.io", &["customresourcedefinitions"]),
+    ("suture.dev", &["safetypolicies", "safetypackparams"]),
+    (
+        "admissionregistration.k8s.io",
+        &["validatingadmissionpolicies", "validatingadmissionpolicybindings"],
+    ),
+];
+
+/// Read-only access to the watched kinds, and list/watch of every resource: deleting a CRD deletes
+/// its instances, so the gateway watches the metadata of every custom resource, whose kinds are
+/// only known at run time (RBAC cannot name "all custom resources" otherwise).
+pub fn cluster_role() -> ClusterRole {
+    let mut rules: Vec<PolicyRule> = WATCHED
+        .iter()
+        .map(|(group, resources)| PolicyRule {
+            api_groups: Some(vec![(*group).to_owned()]),
+            resources: Some(resources.iter().map(|r| (*r).to_owned()).collect()),
+            verbs: ["get", "list", "watch"].map(str::to_owned).to_vec(),
+            ..PolicyRule::default()
+        })
+        .collect();
+    rules.push(PolicyRule {
+        api_groups: Some(vec!["*".to_owned()]),
+        resources: Some(vec!["*".to_owned()]),
+        verbs: ["list", "watch"].map(str::to_owned).to_vec(),
+        ..PolicyRule::default()
+    });
+    ClusterRole {
+        metadata: meta(names::GATEWAY, None),
+        rules: Some(rules),
+        ..ClusterRole::default()
+    }
+}
+
+/// Binds the ClusterRole to the gateway's ServiceAccount.
+pub fn cluster_role_binding(options: &InstallOptions) -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: meta(names::GATEWAY, None),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "ClusterRole".to_owned(),
+            name: names::GATEWAY.to_owned(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: names::GATEWAY.to_owned(),
+            namespace: Some(options.namespace.clone()),
+            ..Subject::default()
+        }]),
+    }
+}

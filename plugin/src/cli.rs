@@ -4,7 +4,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, test::TestArgs, version::VersionArgs,
+    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, replay::ReplayArgs, test::TestArgs,
+    version::VersionArgs,
 };
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
@@ -44,6 +45,9 @@ Examples:
   # Run every policy test suite under ./policies
   kubectl suture test policies/
 
+  # Which of last month's requests would the pack have refused?
+  kubectl suture replay --audit-log audit.log --cluster snapshot.json
+
 Exit status:
   0  success (allowed / value printed / estimate printed / all cases passed)
   1  denied / evaluation error / some case failed
@@ -59,6 +63,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Estimate what an AdmissionReview would do to the cluster
     Impact(ImpactArgs),
+    /// Judge the mutating requests of an audit log and total what would have been denied
+    Replay(ReplayArgs),
     /// Run policy unit-test suites (kind: SutureTest)
     Test(TestArgs),
     /// Print the version

@@ -11,6 +11,7 @@ pub mod exit;
 pub mod input;
 pub mod kinds;
 pub mod policies;
+pub mod replay;
 pub mod report;
 pub mod review;
 pub mod style;
@@ -28,6 +29,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
         Command::Check(args) => commands::check::run(args, style),
         Command::Eval(args) => commands::eval::run(args, cli.no_color),
         Command::Impact(args) => commands::impact::run(args, style),
+        Command::Replay(args) => commands::replay::run(args, style),
         Command::Test(args) => commands::test::run(args, style),
         Command::Version(args) => Ok(commands::version::run(args)),
     }

@@ -3,5 +3,6 @@
 pub mod check;
 pub mod eval;
 pub mod impact;
+pub mod replay;
 pub mod test;
 pub mod version;

@@ -250,7 +250,10 @@ fn inputs_that_are_not_reviews_exit_2() {
             "truncated.json",
             r#"{"apiVersion": "admission.k8s.io/v1", "kind": "#,
         ),
-        ("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"),
+        (
+            "pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {labels: {a: b}}\n",
+        ),
         ("empty.yaml", "# nothing\n"),
     ]);
     let expected = [
@@ -260,9 +263,10 @@ fn inputs_that_are_not_reviews_exit_2() {
             ": expected an AdmissionReview of apiVersion admission.k8s.io/v1, found admission.k8s.io/v1beta1",
         ),
         ("truncated.json", ":1:"),
+        // Not a review: a manifest for a what-if, which needs a name.
         (
             "pod.yaml",
-            ": expected an AdmissionReview of apiVersion admission.k8s.io/v1, found v1 Pod",
+            ": a manifest needs apiVersion, kind and metadata.name",
         ),
         ("empty.yaml", ": the document is empty"),
     ];

@@ -114,12 +114,25 @@ mod tests {
         let Command::Check(args) = cli.command else {
             panic!("not check")
         };
-        assert_eq!(args.filename, std::path::PathBuf::from("-"));
+        assert_eq!(args.filename, Some(std::path::PathBuf::from("-")));
         assert_eq!(args.policies, [crate::policies::PolicySource::Builtin]);
-        assert!(
-            Cli::try_parse_args(["kubectl-suture", "check"]).is_err(),
-            "-f is required"
-        );
+        let cli = Cli::try_parse_args([
+            "kubectl-suture",
+            "check",
+            "delete",
+            "sts/db",
+            "-n",
+            "prod",
+            "--as",
+            "bob",
+        ])
+        .unwrap();
+        let Command::Check(args) = cli.command else {
+            panic!("not check")
+        };
+        assert_eq!(args.what_if.action, ["delete", "sts/db"]);
+        assert_eq!(args.what_if.namespace.as_deref(), Some("prod"));
+        assert_eq!(args.what_if.as_user.as_deref(), Some("bob"));
     }
 
     #[test]

@@ -10,12 +10,14 @@ pub mod commands;
 pub mod exit;
 pub mod input;
 pub mod kinds;
+pub mod known_kinds;
 pub mod policies;
 pub mod replay;
 pub mod report;
 pub mod review;
 pub mod style;
 pub mod suite;
+pub mod whatif;
 
 pub use cli::{Cli, Command};
 pub use exit::{Exit, Failure};

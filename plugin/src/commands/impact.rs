@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use policies_cel::Request;
 use policies_cel::impact::estimate;
 
 use crate::exit::{Exit, Failure, OrExit};
 use crate::style::Style;
-use crate::{cluster, input, report};
+use crate::whatif::{self, WhatIfArgs};
+use crate::{cluster, report};
 
 /// Output formats of `impact`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -24,9 +24,13 @@ pub enum ImpactOutput {
 #[derive(Debug, Args)]
 #[command(after_help = HELP)]
 pub struct ImpactArgs {
-    /// The AdmissionReview (admission.k8s.io/v1, JSON or YAML) to estimate; `-` reads stdin
-    #[arg(short = 'f', long = "filename", value_name = "REVIEW")]
-    pub filename: PathBuf,
+    /// The AdmissionReview (admission.k8s.io/v1) to estimate, or a plain manifest to create,
+    /// update or delete (JSON or YAML; `-` reads stdin)
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
+    pub filename: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
 
     /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` prints it (repeatable)
     #[arg(long = "cluster", value_name = "PATH")]
@@ -42,6 +46,10 @@ Examples:
   # What would deleting this StatefulSet do to the cluster in the snapshot?
   kubectl suture impact -f delete-statefulset.json --cluster snapshot/
 
+  # What would draining (deleting) this node or scaling this StatefulSet do?
+  kubectl suture impact delete node/pool-3 --cluster snapshot/
+  kubectl suture impact scale sts/zk --replicas 2 -n coordination --cluster snapshot/
+
   # The same estimate as policies see it (the CEL variable `impact`)
   kubectl suture impact -f review.yaml --cluster cluster.yaml -o json
 
@@ -52,11 +60,8 @@ Exit status:
 
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let source = input::read_source(&args.filename).or_exit(Exit::Usage)?;
-    let review = input::parse_one(&source).or_exit(Exit::Usage)?;
-    let request =
-        Request::from_review(review).map_err(|e| Failure::usage(anyhow::anyhow!("{}: {e}", source.name)))?;
     let cluster = cluster::load(&args.cluster)?;
+    let request = whatif::request(args.filename.as_deref(), &args.what_if, cluster.as_ref())?;
     let impact = estimate(&request, cluster.as_ref());
     let text = match args.output {
         ImpactOutput::Text => report::impact::tree(&impact, style),

@@ -4,11 +4,12 @@
 //! before an update or a delete — from the cluster snapshot.
 
 use policies_cel::ClusterView;
-use policies_cel::cluster::{ObjectKey, Spec, json::to_json};
 use serde_json::{Value as Json, json};
 
-use crate::kinds::{self, split_api_version};
+use crate::kinds::split_api_version;
+use crate::known_kinds;
 use crate::replay::event::{Event, ObjectRef};
+use crate::review::previous::before_update;
 use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
 };
@@ -131,7 +132,7 @@ fn is_object_of(value: &Json, kind: &str) -> bool {
 }
 
 /// The kind of the request's object: the subresource's own kind (Scale, Eviction), the kind in
-/// the logged bodies, a built-in kind, or a custom resource's kind from the snapshot's CRDs.
+/// the logged bodies, or the kind the snapshot knows at the resource.
 fn kind_of(
     event: &Event,
     object_ref: &ObjectRef,
@@ -159,153 +160,21 @@ fn kind_of(
             (body_group == group && !matches!(kind, "Status" | "DeleteOptions"))
                 .then(|| gvk(body_group, body_version, kind))
         });
-    logged
-        .or_else(|| {
-            kinds::by_resource(&object_ref.resource)
-                .filter(|info| info.group == group)
-                .map(|info| gvk(info.group, version, info.kind))
-        })
-        .or_else(|| {
-            cluster
-                .of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
-                .into_iter()
-                .find_map(|crd| match &crd.spec {
-                    Spec::CustomResourceDefinition {
-                        group: g,
-                        kind,
-                        plural,
-                        ..
-                    } if **g == *group && **plural == *object_ref.resource => Some(gvk(group, version, kind)),
-                    _ => None,
-                })
-        })
+    logged.or_else(|| {
+        known_kinds::by_resource(cluster, group, &object_ref.resource).map(|k| gvk(group, version, &k.kind))
+    })
 }
 
-/// The object as the snapshot has it (slim: the fields the estimate reads).
+/// The object as the snapshot holds it.
 fn stored(object_ref: &ObjectRef, cluster: &dyn ClusterView) -> Option<Json> {
     let group = object_ref.api_group.as_deref().unwrap_or_default();
-    let kind = kinds::by_resource(&object_ref.resource)
-        .filter(|info| info.group == group)
-        .map(|info| info.kind.to_owned())
-        .or_else(|| {
-            cluster
-                .of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
-                .into_iter()
-                .find_map(|crd| match &crd.spec {
-                    Spec::CustomResourceDefinition {
-                        group: g,
-                        kind,
-                        plural,
-                        ..
-                    } if **g == *group && **plural == *object_ref.resource => Some(kind.to_string()),
-                    _ => None,
-                })
-        })?;
-    let key = ObjectKey::new(
-        group,
+    let kind = known_kinds::by_resource(cluster, group, &object_ref.resource)?;
+    known_kinds::stored(
+        cluster,
         &kind,
         object_ref.namespace.as_deref().unwrap_or_default(),
         object_ref.name.as_deref().unwrap_or_default(),
-    );
-    cluster.get(&key).map(to_json)
-}
-
-/// The object before an update. Audit events do not carry it, so it is the new object with
-/// what the snapshot knows put back — replicas, a Service's selector, a Node's taints, a
-/// ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
-/// replicas. A pod template change is recognised from a patch that touches `spec.template`, or
-/// from an updated workload whose `metadata.generation` runs ahead of `status.observedGeneration`
-/// with unchanged replicas; the old template then differs by a marker annotation, so the
-/// estimate sees a rollout.
-fn before_update(
-    kind: &GroupVersionKind,
-    sub_resource: Option<&str>,
-    object: &Json,
-    stored: Option<&Json>,
-    patch: Option<&Json>,
-) -> Json {
-    if sub_resource == Some("scale") {
-        let replicas = stored.map_or(&object["spec"]["replicas"], |s| &s["spec"]["replicas"]);
-        return json!({
-            "apiVersion": "autoscaling/v1",
-            "kind": kind.kind,
-            "metadata": object["metadata"].clone(),
-            "spec": {"replicas": replicas},
-        });
-    }
-    let mut old = object.clone();
-    if let Some(stored) = stored {
-        restore(&mut old, stored, &kind.kind);
-    }
-    let has_template = object["spec"].get("template").is_some();
-    let patched_template = patch.is_some_and(|p| p["spec"].get("template").is_some());
-    let generation = object["metadata"]["generation"].as_i64();
-    let observed = object["status"]["observedGeneration"].as_i64();
-    let spec_changed = matches!((generation, observed), (Some(g), Some(o)) if g > o);
-    let same_replicas = old["spec"]["replicas"] == object["spec"]["replicas"];
-    if has_template && (patched_template || (patch.is_none() && spec_changed && same_replicas)) {
-        let at = [
-            "spec",
-            "template",
-            "metadata",
-            "annotations",
-            "suture.dev/replay-previous-template",
-        ];
-        set(&mut old, &at, json!("true"));
-    }
-    old
-}
-
-/// Puts the snapshot's view of the fields the estimate compares back into `old`.
-fn restore(old: &mut Json, stored: &Json, kind: &str) {
-    match kind {
-        "ConfigMap" | "Secret" => {
-            let keys = stored["keys"].as_array().cloned().unwrap_or_default();
-            let data: serde_json::Map<String, Json> = keys
-                .iter()
-                .filter_map(Json::as_str)
-                .map(|k| (k.to_owned(), json!("")))
-                .collect();
-            set(old, &["data"], Json::Object(data));
-            if let Some(map) = old.as_object_mut() {
-                map.remove("stringData");
-                map.remove("binaryData");
-            }
-        }
-        "Service" => set(old, &["spec", "selector"], stored["spec"]["selector"].clone()),
-        "Node" => {
-            set(
-                old,
-                &["spec", "unschedulable"],
-                stored["spec"]["unschedulable"].clone(),
-            );
-            set(old, &["spec", "taints"], stored["spec"]["taints"].clone());
-        }
-        _ => {
-            if let Some(replicas) = stored["spec"].get("replicas").filter(|r| !r.is_null()) {
-                set(old, &["spec", "replicas"], replicas.clone());
-            }
-        }
-    }
-}
-
-/// Sets `value` at `path`, creating objects on the way; leaves `target` alone where the path
-/// runs into something that is not an object (a malformed logged body).
-fn set(target: &mut Json, path: &[&str], value: Json) {
-    let Some((last, parents)) = path.split_last() else {
-        return;
-    };
-    let mut node = target;
-    for key in parents {
-        let Some(map) = node.as_object_mut() else { return };
-        node = map.entry(*key).or_insert_with(|| json!({}));
-        if node.is_null() {
-            *node = json!({});
-        }
-    }
-    if let Some(map) = node.as_object_mut() {
-        map.insert((*last).to_owned(), value);
-    }
+    )
 }
 
 #[cfg(test)]
@@ -393,37 +262,5 @@ mod tests {
         assert_eq!(spec.operation, Some(Operation::Update));
         assert_eq!(spec.old_object.unwrap()["spec"]["replicas"], 3);
         assert_eq!(spec.object.unwrap()["spec"]["replicas"], 1);
-    }
-
-    #[test]
-    fn a_template_patch_marks_the_old_template_so_the_rollout_is_seen() {
-        let object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-                            "spec": {"replicas": 2, "template": {"spec": {"containers": []}}}});
-        let kind = GroupVersionKind {
-            group: "apps".into(),
-            version: "v1".into(),
-            kind: "Deployment".into(),
-        };
-        let patch = json!({"spec": {"template": {"spec": {}}}});
-        let old = before_update(&kind, None, &object, None, Some(&patch));
-        assert_ne!(old["spec"]["template"], object["spec"]["template"]);
-        let old = before_update(
-            &kind,
-            None,
-            &object,
-            None,
-            Some(&json!({"spec": {"replicas": 3}})),
-        );
-        assert_eq!(old, object);
-    }
-
-    #[test]
-    fn setting_through_a_malformed_body_changes_nothing_and_never_panics() {
-        let mut value = json!({"spec": "not an object"});
-        set(&mut value, &["spec", "template", "x"], json!(1));
-        assert_eq!(value, json!({"spec": "not an object"}));
-        let mut value = json!({"spec": null});
-        set(&mut value, &["spec", "replicas"], json!(1));
-        assert_eq!(value, json!({"spec": {"replicas": 1}}));
     }
 }

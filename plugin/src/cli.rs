@@ -4,8 +4,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, replay::ReplayArgs, test::TestArgs,
-    version::VersionArgs,
+    check::CheckArgs, completion::CompletionArgs, eval::EvalArgs, explain::ExplainArgs, impact::ImpactArgs,
+    replay::ReplayArgs, scaffold::ScaffoldArgs, test::TestArgs, version::VersionArgs,
 };
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
@@ -59,12 +59,18 @@ Exit status:
 pub enum Command {
     /// Judge an AdmissionReview against policies and print the verdict
     Check(CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
+    Completion(CompletionArgs),
     /// Evaluate one CEL expression against objects, as a policy would
     Eval(EvalArgs),
+    /// The CEL variables, the impact fields, the cluster library and the built-in pack
+    Explain(ExplainArgs),
     /// Estimate what an AdmissionReview would do to the cluster
     Impact(ImpactArgs),
     /// Judge the mutating requests of an audit log and total what would have been denied
     Replay(ReplayArgs),
+    /// Write a new policy and its test suite, ready to edit
+    Scaffold(ScaffoldArgs),
     /// Run policy unit-test suites (kind: SutureTest)
     Test(TestArgs),
     /// Print the version

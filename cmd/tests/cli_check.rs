@@ -396,3 +396,32 @@ fn a_broken_cluster_snapshot_exits_2_naming_file_line_and_field() {
          items[0].spec.replicas: expected an integer, found \"three\" (in StatefulSet databases/pg-main)"
     );
 }
+
+#[test]
+fn jsonpath_output_prints_the_matches_like_kubectl() {
+    let out = check(&[
+        "-f",
+        NAMESPACE_DELETE,
+        "--cluster",
+        DATABASE,
+        "-o",
+        "jsonpath={.denials[*].policy}",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "suture-data-loss suture-availability suture-availability suture-statefulset-quorum suture-namespace-delete\n"
+    );
+    let out = check(&[
+        "-f",
+        NAMESPACE_DELETE,
+        "--cluster",
+        DATABASE,
+        "-o",
+        "jsonpath={.impact.summary.dataLoss}",
+    ]);
+    assert_eq!(stdout(&out), "3\n");
+    let out = check(&["-f", NAMESPACE_DELETE, "-o", "jsonpath={.a[}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("invalid jsonpath"), "{}", stderr(&out));
+}

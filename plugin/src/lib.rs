@@ -12,6 +12,7 @@ pub mod explain;
 pub mod input;
 pub mod kinds;
 pub mod known_kinds;
+pub mod output;
 pub mod policies;
 pub mod replay;
 pub mod report;

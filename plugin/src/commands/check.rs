@@ -2,24 +2,16 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use policies_cel::evaluate;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::output::{self, Output};
 use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
 use crate::whatif::{self, WhatIfArgs};
 use crate::{cluster, policies};
-
-/// Output formats of `check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum CheckOutput {
-    #[default]
-    Text,
-    Json,
-    Yaml,
-}
 
 /// Arguments of `kubectl suture check`.
 #[derive(Debug, Args)]
@@ -45,9 +37,9 @@ pub struct CheckArgs {
     #[arg(long = "cluster", value_name = "PATH")]
     pub cluster: Vec<PathBuf>,
 
-    /// Output format
-    #[arg(short = 'o', long = "output", value_enum, default_value_t)]
-    pub output: CheckOutput,
+    /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.denials[*].policy}')
+    #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
+    pub output: Output,
 
     /// Also print every policy's outcome (text output)
     #[arg(short = 'v', long = "verbose")]
@@ -99,10 +91,12 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     if decision.impact.is_none() && cluster.object_count() > 0 {
         decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));
     }
-    let text = match args.output {
-        CheckOutput::Text => report::text(&decision, &request, args.verbose, style),
-        CheckOutput::Json => report::json(&decision).or_exit(Exit::Failure)?,
-        CheckOutput::Yaml => report::yaml(&decision).or_exit(Exit::Failure)?,
+    let text = match output::render(&args.output, &report::document(&decision))
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::text(&decision, &request, args.verbose, style),
     };
     print!("{text}");
     Ok(if decision.allowed {

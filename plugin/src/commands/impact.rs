@@ -3,22 +3,14 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use policies_cel::impact::estimate;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::output::{self, Output};
 use crate::style::Style;
 use crate::whatif::{self, WhatIfArgs};
 use crate::{cluster, report};
-
-/// Output formats of `impact`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ImpactOutput {
-    #[default]
-    Text,
-    Json,
-    Yaml,
-}
 
 /// Arguments of `kubectl suture impact`.
 #[derive(Debug, Args)]
@@ -36,9 +28,10 @@ pub struct ImpactArgs {
     #[arg(long = "cluster", value_name = "PATH")]
     pub cluster: Vec<PathBuf>,
 
-    /// Output format: a tree for people, or the `impact` document as JSON or YAML
-    #[arg(short = 'o', long = "output", value_enum, default_value_t)]
-    pub output: ImpactOutput,
+    /// Output format: a tree for people (text), the `impact` document as json or yaml, or
+    /// jsonpath=TEMPLATE (e.g. jsonpath='{.summary.podsDisrupted}')
+    #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
+    pub output: Output,
 }
 
 const HELP: &str = "\
@@ -63,13 +56,12 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     let cluster = cluster::load(&args.cluster)?;
     let request = whatif::request(args.filename.as_deref(), &args.what_if, cluster.as_ref())?;
     let impact = estimate(&request, cluster.as_ref());
-    let text = match args.output {
-        ImpactOutput::Text => report::impact::tree(&impact, style),
-        ImpactOutput::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&impact).or_exit(Exit::Failure)?
-        ),
-        ImpactOutput::Yaml => serde_yaml_ng::to_string(&impact).or_exit(Exit::Failure)?,
+    let text = match output::render(&args.output, &impact)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::impact::tree(&impact, style),
     };
     print!("{text}");
     Ok(Exit::Success)

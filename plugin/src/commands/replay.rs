@@ -4,22 +4,15 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::commands::check::parse_policy_source;
 use crate::exit::{Exit, Failure, OrExit};
+use crate::output::{self, Output};
 use crate::policies::PolicySource;
 use crate::replay::replay;
 use crate::style::Style;
 use crate::{cluster, input, policies, report};
-
-/// Output formats of `replay`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ReplayOutput {
-    #[default]
-    Text,
-    Json,
-}
 
 /// Arguments of `kubectl suture replay`.
 #[derive(Debug, Args)]
@@ -50,9 +43,9 @@ pub struct ReplayArgs {
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
 
-    /// Output format
-    #[arg(short = 'o', long = "output", value_enum, default_value_t)]
-    pub output: ReplayOutput,
+    /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.byPolicy}')
+    #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
+    pub output: Output,
 }
 
 const HELP: &str = "\
@@ -102,15 +95,15 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
             tally.bad_lines.len() - 5
         );
     }
-    let text = match args.output {
-        ReplayOutput::Text => {
+    let text = match output::render(&args.output, &tally)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => {
             let show = if args.verbose { usize::MAX } else { args.show };
             report::replay::text(&tally, &name, show, style)
         }
-        ReplayOutput::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&tally).or_exit(Exit::Failure)?
-        ),
     };
     print!("{text}");
     Ok(if tally.denied == 0 {

@@ -250,7 +250,10 @@ fn inputs_that_are_not_reviews_exit_2() {
             "truncated.json",
             r#"{"apiVersion": "admission.k8s.io/v1", "kind": "#,
         ),
-        ("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"),
+        (
+            "pod.yaml",
+            "apiVersion: v1\nkind: Pod\nmetadata: {labels: {a: b}}\n",
+        ),
         ("empty.yaml", "# nothing\n"),
     ]);
     let expected = [
@@ -260,9 +263,10 @@ fn inputs_that_are_not_reviews_exit_2() {
             ": expected an AdmissionReview of apiVersion admission.k8s.io/v1, found admission.k8s.io/v1beta1",
         ),
         ("truncated.json", ":1:"),
+        // Not a review: a manifest for a what-if, which needs a name.
         (
             "pod.yaml",
-            ": expected an AdmissionReview of apiVersion admission.k8s.io/v1, found v1 Pod",
+            ": a manifest needs apiVersion, kind and metadata.name",
         ),
         ("empty.yaml", ": the document is empty"),
     ];
@@ -391,4 +395,33 @@ fn a_broken_cluster_snapshot_exits_2_naming_file_line_and_field() {
         "error: cannot load the --cluster snapshots: testdata/clusters/bad/replicas-three.yaml:9 (document 1): \
          items[0].spec.replicas: expected an integer, found \"three\" (in StatefulSet databases/pg-main)"
     );
+}
+
+#[test]
+fn jsonpath_output_prints_the_matches_like_kubectl() {
+    let out = check(&[
+        "-f",
+        NAMESPACE_DELETE,
+        "--cluster",
+        DATABASE,
+        "-o",
+        "jsonpath={.denials[*].policy}",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "suture-data-loss suture-availability suture-availability suture-statefulset-quorum suture-namespace-delete\n"
+    );
+    let out = check(&[
+        "-f",
+        NAMESPACE_DELETE,
+        "--cluster",
+        DATABASE,
+        "-o",
+        "jsonpath={.impact.summary.dataLoss}",
+    ]);
+    assert_eq!(stdout(&out), "3\n");
+    let out = check(&["-f", NAMESPACE_DELETE, "-o", "jsonpath={.a[}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("invalid jsonpath"), "{}", stderr(&out));
 }

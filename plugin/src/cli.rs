@@ -4,8 +4,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    check::CheckArgs, eval::EvalArgs, impact::ImpactArgs, install::InstallArgs, test::TestArgs,
-    version::VersionArgs,
+    check::CheckArgs, completion::CompletionArgs, eval::EvalArgs, explain::ExplainArgs, impact::ImpactArgs,
+    install::InstallArgs, replay::ReplayArgs, scaffold::ScaffoldArgs, test::TestArgs, version::VersionArgs,
 };
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
@@ -48,6 +48,9 @@ Examples:
   # Install the admission gateway, judging one operator's requests
   kubectl suture install --service-account ops/db-operator | kubectl apply --server-side -f -
 
+  # Which of last month's requests would the pack have refused?
+  kubectl suture replay --audit-log audit.log --cluster snapshot.json
+
 Exit status:
   0  success (allowed / value printed / estimate printed / all cases passed)
   1  denied / evaluation error / some case failed
@@ -59,12 +62,20 @@ Exit status:
 pub enum Command {
     /// Judge an AdmissionReview against policies and print the verdict
     Check(CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
+    Completion(CompletionArgs),
     /// Evaluate one CEL expression against objects, as a policy would
     Eval(EvalArgs),
+    /// The CEL variables, the impact fields, the cluster library and the built-in pack
+    Explain(ExplainArgs),
     /// Estimate what an AdmissionReview would do to the cluster
     Impact(ImpactArgs),
     /// Render the suture-gateway admission webhook's manifests
     Install(InstallArgs),
+    /// Judge the mutating requests of an audit log and total what would have been denied
+    Replay(ReplayArgs),
+    /// Write a new policy and its test suite, ready to edit
+    Scaffold(ScaffoldArgs),
     /// Run policy unit-test suites (kind: SutureTest)
     Test(TestArgs),
     /// Print the version
@@ -114,12 +125,25 @@ mod tests {
         let Command::Check(args) = cli.command else {
             panic!("not check")
         };
-        assert_eq!(args.filename, std::path::PathBuf::from("-"));
+        assert_eq!(args.filename, Some(std::path::PathBuf::from("-")));
         assert_eq!(args.policies, [crate::policies::PolicySource::Builtin]);
-        assert!(
-            Cli::try_parse_args(["kubectl-suture", "check"]).is_err(),
-            "-f is required"
-        );
+        let cli = Cli::try_parse_args([
+            "kubectl-suture",
+            "check",
+            "delete",
+            "sts/db",
+            "-n",
+            "prod",
+            "--as",
+            "bob",
+        ])
+        .unwrap();
+        let Command::Check(args) = cli.command else {
+            panic!("not check")
+        };
+        assert_eq!(args.what_if.action, ["delete", "sts/db"]);
+        assert_eq!(args.what_if.namespace.as_deref(), Some("prod"));
+        assert_eq!(args.what_if.as_user.as_deref(), Some("bob"));
     }
 
     #[test]

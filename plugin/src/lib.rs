@@ -8,14 +8,20 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod exit;
+pub mod explain;
 pub mod input;
 pub mod install;
 pub mod kinds;
+pub mod known_kinds;
+pub mod output;
 pub mod policies;
+pub mod replay;
 pub mod report;
 pub mod review;
+pub mod scaffold;
 pub mod style;
 pub mod suite;
+pub mod whatif;
 
 pub use cli::{Cli, Command};
 pub use exit::{Exit, Failure};
@@ -27,9 +33,13 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
     let style = Style::for_stdout(cli.no_color);
     match &cli.command {
         Command::Check(args) => commands::check::run(args, style),
+        Command::Completion(args) => Ok(commands::completion::run(args)),
         Command::Eval(args) => commands::eval::run(args, cli.no_color),
+        Command::Explain(args) => commands::explain::run(args),
         Command::Impact(args) => commands::impact::run(args, style),
         Command::Install(args) => commands::install::run(args),
+        Command::Replay(args) => commands::replay::run(args, style),
+        Command::Scaffold(args) => commands::scaffold::run(args),
         Command::Test(args) => commands::test::run(args, style),
         Command::Version(args) => Ok(commands::version::run(args)),
     }

@@ -152,6 +152,8 @@ struct Row {
     build: Duration,
     bytes_per_pod: f64,
     estimates: Vec<f64>,
+    /// The whole built-in pack's decision on the same requests (the estimate included).
+    decisions: Vec<f64>,
 }
 
 fn main() {
@@ -235,11 +237,27 @@ fn main() {
                 })
             })
             .collect();
+        let pack = match policies_cel::pack::builtin() {
+            Ok(pack) => pack,
+            Err(e) => {
+                eprintln!("the built-in pack does not load: {e}");
+                std::process::exit(1);
+            }
+        };
+        let decisions = requests
+            .iter()
+            .map(|(_, request)| {
+                median_ns(samples, || {
+                    black_box(policies_cel::evaluate(&pack, request, &model));
+                })
+            })
+            .collect();
         rows.push(Row {
             pods,
             build,
             bytes_per_pod,
             estimates,
+            decisions,
         });
         drop(model);
     }
@@ -260,6 +278,19 @@ fn main() {
         for (i, ns) in row.estimates.iter().enumerate() {
             let ratio = ns / base.get(i).copied().unwrap_or(*ns);
             print!(" {:>10.1} µs ({:.2}x)", ns / 1000.0, ratio);
+        }
+        println!();
+    }
+    println!("\nthe built-in pack's whole decision (9 SafetyPolicies, the estimate included), median µs\n");
+    print!("{:>8}", "pods");
+    for (name, _) in &requests {
+        print!(" {name:>20}");
+    }
+    println!();
+    for row in &rows {
+        print!("{:>8}", row.pods);
+        for ns in &row.decisions {
+            print!(" {:>20.1}", ns / 1000.0);
         }
         println!();
     }

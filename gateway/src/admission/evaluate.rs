@@ -246,12 +246,10 @@ impl Evaluator {
                 hook(&request);
             }
             let view = model.read();
-            let decision = policies_cel::evaluate(&task_set, &request, &*view);
-            // evaluate() keeps its estimate to itself: recompute it for the log, only for the
-            // decisions worth explaining (a denial or a warning).
-            let explain = !decision.allowed || !decision.warnings.is_empty();
-            let impact = (summarize && decision.impact_evaluated && explain)
-                .then(|| policies_cel::impact::estimate(&request, &*view).summary);
+            let mut decision = policies_cel::evaluate(&task_set, &request, &*view);
+            drop(view);
+            // The estimate the policies read, for the decision log; the response never carries it.
+            let impact = decision.impact.take().filter(|_| summarize).map(|estimate| estimate.summary);
             Ok((decision, impact))
         });
         Ok(match tokio::time::timeout_at(deadline, task).await {

@@ -17,7 +17,7 @@ use crate::admission::rejection::status_response;
 use crate::admission::review::ReviewResponse;
 use crate::admission::{prefilter, verdict};
 use crate::decision_log::{DecisionLog, DecisionRecord, ResourceRef, now};
-use crate::guard::{Protected, SelfProtection};
+use crate::guard::SelfProtection;
 use crate::metrics::Metrics;
 use crate::policies::PolicyStore;
 
@@ -27,7 +27,6 @@ pub struct Admission {
     policies: Arc<PolicyStore>,
     guard: SelfProtection,
     /// The guard's objects, computed once for the cheap pre-check.
-    protected: Vec<Protected>,
     evaluator: Evaluator,
     metrics: Arc<Metrics>,
     log: Arc<DecisionLog>,
@@ -46,7 +45,6 @@ impl Admission {
     ) -> Self {
         Self {
             policies,
-            protected: guard.protected(),
             guard,
             evaluator,
             metrics,
@@ -116,12 +114,10 @@ impl Admission {
         }
     }
 
-    /// The guard's verdict; asked only when the request names one of the protected objects.
+    /// The guard's verdict; asked only when the request may concern what it protects (its named
+    /// objects, or Suture's own policy kinds).
     fn self_protection(&self, light: &Light) -> Option<String> {
-        let named = self.protected.iter().any(|p| {
-            p.group == light.resource.group && p.resource == light.resource.resource && p.name == light.name
-        });
-        if named {
+        if self.guard.may_concern(&light.resource.group, &light.resource.resource, &light.name) {
             self.guard.check(&Request::new(light.clone()))
         } else {
             None

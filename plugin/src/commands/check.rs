@@ -2,31 +2,28 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
-use policies_cel::{Request, evaluate};
+use clap::Args;
+use policies_cel::evaluate;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::output::{self, Output};
 use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
-use crate::{cluster, input, policies};
-
-/// Output formats of `check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum CheckOutput {
-    #[default]
-    Text,
-    Json,
-    Yaml,
-}
+use crate::whatif::{self, WhatIfArgs};
+use crate::{cluster, policies};
 
 /// Arguments of `kubectl suture check`.
 #[derive(Debug, Args)]
 #[command(after_help = HELP)]
 pub struct CheckArgs {
-    /// The AdmissionReview (admission.k8s.io/v1, JSON or YAML) to judge; `-` reads stdin
-    #[arg(short = 'f', long = "filename", value_name = "REVIEW")]
-    pub filename: PathBuf,
+    /// The AdmissionReview (admission.k8s.io/v1) to judge, or a plain manifest to create, update
+    /// or delete (JSON or YAML; `-` reads stdin)
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
+    pub filename: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
 
     /// Policy file or directory (repeatable); `builtin` names the embedded pack [default: builtin]
     #[arg(long = "policies", value_name = "PATH", value_parser = parse_policy_source)]
@@ -40,9 +37,9 @@ pub struct CheckArgs {
     #[arg(long = "cluster", value_name = "PATH")]
     pub cluster: Vec<PathBuf>,
 
-    /// Output format
-    #[arg(short = 'o', long = "output", value_enum, default_value_t)]
-    pub output: CheckOutput,
+    /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.denials[*].policy}')
+    #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
+    pub output: Output,
 
     /// Also print every policy's outcome (text output)
     #[arg(short = 'v', long = "verbose")]
@@ -51,8 +48,15 @@ pub struct CheckArgs {
 
 const HELP: &str = "\
 Examples:
-  # Judge a recorded request with the built-in policy pack
-  kubectl suture check -f review.json
+  # Judge a recorded request with the built-in policy pack against a cluster snapshot
+  kubectl suture check -f review.json --cluster snapshot.json
+
+  # What if the operator deleted this StatefulSet? Or scaled this Deployment to zero?
+  kubectl suture check delete statefulset/db -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
+  kubectl suture check scale deployment/web --replicas 0 -n shop --cluster snapshot.json
+
+  # What if this manifest were applied (UPDATE when it exists in the snapshot, else CREATE)?
+  kubectl suture check -f deployment.yaml --cluster snapshot.json
 
   # Judge it with your own policies (files or directories) and a params object
   kubectl suture check -f review.yaml --policies policies/ --params replica-limits.yaml
@@ -80,20 +84,19 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 
 /// Runs `check`: 0 allowed, 1 denied.
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
-    let source = input::read_source(&args.filename).or_exit(Exit::Usage)?;
-    let review = input::parse_one(&source).or_exit(Exit::Usage)?;
-    let request =
-        Request::from_review(review).map_err(|e| Failure::usage(anyhow::anyhow!("{}: {e}", source.name)))?;
     let cluster = cluster::load(&args.cluster)?;
+    let request = whatif::request(args.filename.as_deref(), &args.what_if, cluster.as_ref())?;
     let set = policies::load(&args.policies, &args.params)?;
     let mut decision = evaluate(&set, &request, cluster.as_ref());
     if decision.impact.is_none() && cluster.object_count() > 0 {
         decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));
     }
-    let text = match args.output {
-        CheckOutput::Text => report::text(&decision, &request, args.verbose, style),
-        CheckOutput::Json => report::json(&decision).or_exit(Exit::Failure)?,
-        CheckOutput::Yaml => report::yaml(&decision).or_exit(Exit::Failure)?,
+    let text = match output::render(&args.output, &report::document(&decision))
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::text(&decision, &request, args.verbose, style),
     };
     print!("{text}");
     Ok(if decision.allowed {

@@ -3,44 +3,45 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
-use policies_cel::Request;
+use clap::Args;
 use policies_cel::impact::estimate;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::output::{self, Output};
 use crate::style::Style;
-use crate::{cluster, input, report};
-
-/// Output formats of `impact`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ImpactOutput {
-    #[default]
-    Text,
-    Json,
-    Yaml,
-}
+use crate::whatif::{self, WhatIfArgs};
+use crate::{cluster, report};
 
 /// Arguments of `kubectl suture impact`.
 #[derive(Debug, Args)]
 #[command(after_help = HELP)]
 pub struct ImpactArgs {
-    /// The AdmissionReview (admission.k8s.io/v1, JSON or YAML) to estimate; `-` reads stdin
-    #[arg(short = 'f', long = "filename", value_name = "REVIEW")]
-    pub filename: PathBuf,
+    /// The AdmissionReview (admission.k8s.io/v1) to estimate, or a plain manifest to create,
+    /// update or delete (JSON or YAML; `-` reads stdin)
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
+    pub filename: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
 
     /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` prints it (repeatable)
     #[arg(long = "cluster", value_name = "PATH")]
     pub cluster: Vec<PathBuf>,
 
-    /// Output format: a tree for people, or the `impact` document as JSON or YAML
-    #[arg(short = 'o', long = "output", value_enum, default_value_t)]
-    pub output: ImpactOutput,
+    /// Output format: a tree for people (text), the `impact` document as json or yaml, or
+    /// jsonpath=TEMPLATE (e.g. jsonpath='{.summary.podsDisrupted}')
+    #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
+    pub output: Output,
 }
 
 const HELP: &str = "\
 Examples:
   # What would deleting this StatefulSet do to the cluster in the snapshot?
   kubectl suture impact -f delete-statefulset.json --cluster snapshot/
+
+  # What would draining (deleting) this node or scaling this StatefulSet do?
+  kubectl suture impact delete node/pool-3 --cluster snapshot/
+  kubectl suture impact scale sts/zk --replicas 2 -n coordination --cluster snapshot/
 
   # The same estimate as policies see it (the CEL variable `impact`)
   kubectl suture impact -f review.yaml --cluster cluster.yaml -o json
@@ -52,19 +53,15 @@ Exit status:
 
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let source = input::read_source(&args.filename).or_exit(Exit::Usage)?;
-    let review = input::parse_one(&source).or_exit(Exit::Usage)?;
-    let request =
-        Request::from_review(review).map_err(|e| Failure::usage(anyhow::anyhow!("{}: {e}", source.name)))?;
     let cluster = cluster::load(&args.cluster)?;
+    let request = whatif::request(args.filename.as_deref(), &args.what_if, cluster.as_ref())?;
     let impact = estimate(&request, cluster.as_ref());
-    let text = match args.output {
-        ImpactOutput::Text => report::impact::tree(&impact, style),
-        ImpactOutput::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&impact).or_exit(Exit::Failure)?
-        ),
-        ImpactOutput::Yaml => serde_yaml_ng::to_string(&impact).or_exit(Exit::Failure)?,
+    let text = match output::render(&args.output, &impact)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::impact::tree(&impact, style),
     };
     print!("{text}");
     Ok(Exit::Success)

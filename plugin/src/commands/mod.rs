@@ -1,8 +1,12 @@
 //! One module per subcommand: its arguments (clap) and its `run`.
 
 pub mod check;
+pub mod completion;
 pub mod eval;
+pub mod explain;
 pub mod impact;
 pub mod install;
+pub mod replay;
+pub mod scaffold;
 pub mod test;
 pub mod version;

@@ -2,6 +2,7 @@
 //! `eval`) gives: the operation, the objects and the user. Kind, resource, name, namespace,
 //! options and uid are derived when not given (`resolve`, `user`).
 
+pub mod previous;
 mod resolve;
 mod spec;
 mod user;

@@ -103,6 +103,11 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         );
     }
     decision.allowed = decision.denials.is_empty();
+    // The estimate the policies read, for reports and decision logs (never computed again).
+    decision.impact = impact
+        .into_inner()
+        .and_then(Result::ok)
+        .map(|(estimate, _)| estimate);
     decision
 }
 

@@ -1,0 +1,266 @@
+//! One audit event back into the admission request kube-apiserver sent its webhooks: the
+//! operation from the verb, the user (the impersonated one when there is one), the objects from
+//! the event's request and response bodies and — where the log cannot have it, the object
+//! before an update or a delete — from the cluster snapshot.
+
+use policies_cel::ClusterView;
+use serde_json::{Value as Json, json};
+
+use crate::kinds::split_api_version;
+use crate::known_kinds;
+use crate::replay::event::{Event, ObjectRef};
+use crate::review::previous::before_update;
+use crate::review::{
+    GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
+};
+
+/// Why an event is not replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Skip {
+    /// get, list, watch and the like: admission never sees them.
+    ReadOnly,
+    /// RequestReceived / ResponseStarted: the same request is replayed at ResponseComplete.
+    NotComplete,
+    /// The API server refused it (authorization, validation, another webhook): it never happened.
+    Failed,
+    /// deletecollection: the log does not say which objects went.
+    DeleteCollection,
+    /// A create or update logged below the Request level: no object to judge.
+    NoBody,
+    /// The kind behind the resource is unknown (a custom resource the snapshot has no CRD for).
+    UnknownKind,
+}
+
+impl Skip {
+    /// How the report names the reason.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Skip::ReadOnly => "read-only verbs",
+            Skip::NotComplete => "stages other than ResponseComplete",
+            Skip::Failed => "requests the API server refused",
+            Skip::DeleteCollection => "deletecollection (the log does not list the objects)",
+            Skip::NoBody => "create/update logged without a request body (level below Request)",
+            Skip::UnknownKind => "resources of an unknown kind",
+        }
+    }
+}
+
+/// The admission request of `event`, or why there is none.
+pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip> {
+    let operation = match event.verb.as_str() {
+        "create" => Operation::Create,
+        "update" | "patch" => Operation::Update,
+        "delete" => Operation::Delete,
+        "deletecollection" => return Err(Skip::DeleteCollection),
+        _ => return Err(Skip::ReadOnly),
+    };
+    if event.stage != "ResponseComplete" {
+        return Err(Skip::NotComplete);
+    }
+    if event
+        .response_status
+        .as_ref()
+        .and_then(|s| s.code)
+        .is_some_and(|code| code >= 400)
+    {
+        return Err(Skip::Failed);
+    }
+    let object_ref = event.object_ref.clone().ok_or(Skip::ReadOnly)?;
+    let sub_resource = object_ref.subresource.clone().filter(|s| !s.is_empty());
+    let kind = kind_of(event, &object_ref, sub_resource.as_deref(), cluster).ok_or(Skip::UnknownKind)?;
+    let name = object_ref.name.clone().unwrap_or_default();
+    let namespace = object_ref.namespace.clone().filter(|n| !n.is_empty());
+    let stored = stored(&object_ref, cluster);
+
+    let body = |value: &Option<Json>| value.clone().filter(|v| is_object_of(v, &kind.kind));
+    let new_object = body(&event.response_object).or_else(|| body(&event.request_object));
+    let (object, old_object) = match operation {
+        Operation::Create => (Some(new_object.ok_or(Skip::NoBody)?), None),
+        Operation::Update => {
+            let object = new_object.ok_or(Skip::NoBody)?;
+            let patch = (event.verb == "patch")
+                .then_some(event.request_object.as_ref())
+                .flatten();
+            let old = before_update(&kind, sub_resource.as_deref(), &object, stored.as_ref(), patch);
+            (Some(object), Some(old))
+        }
+        _ => {
+            let old = body(&event.response_object)
+                .or(stored)
+                .unwrap_or_else(|| json!({"metadata": {"name": name, "namespace": namespace}}));
+            (None, Some(old))
+        }
+    };
+    let options = (operation == Operation::Delete)
+        .then(|| {
+            event
+                .request_object
+                .clone()
+                .filter(|o| o["kind"] == "DeleteOptions")
+        })
+        .flatten();
+    let user = event.effective_user();
+    Ok(RequestSpec {
+        uid: Some(event.audit_id.clone()).filter(|id| !id.is_empty()),
+        seed: event.audit_id.clone(),
+        operation: Some(operation),
+        object,
+        old_object,
+        kind: Some(KindSpec::Full(kind)),
+        resource: Some(ResourceSpec::Full(GroupVersionResource {
+            group: object_ref.api_group.clone().unwrap_or_default(),
+            version: object_ref.api_version.clone().unwrap_or_else(|| "v1".into()),
+            resource: object_ref.resource.clone(),
+        })),
+        sub_resource,
+        namespace,
+        name: Some(name),
+        user_info: Some(UserInfoSpec {
+            username: user.username.clone(),
+            uid: user.uid.clone(),
+            groups: user.groups.clone(),
+            extra: user.extra.clone(),
+        }),
+        dry_run: event.dry_run(),
+        options,
+    })
+}
+
+/// True when `value` is an object of `kind` (not a Status or options document).
+fn is_object_of(value: &Json, kind: &str) -> bool {
+    value.get("kind").and_then(Json::as_str) == Some(kind)
+}
+
+/// The kind of the request's object: the subresource's own kind (Scale, Eviction), the kind in
+/// the logged bodies, or the kind the snapshot knows at the resource.
+fn kind_of(
+    event: &Event,
+    object_ref: &ObjectRef,
+    sub_resource: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> Option<GroupVersionKind> {
+    let gvk = |group: &str, version: &str, kind: &str| GroupVersionKind {
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+    };
+    match sub_resource {
+        Some("scale") => return Some(gvk("autoscaling", "v1", "Scale")),
+        Some("eviction") => return Some(gvk("policy", "v1", "Eviction")),
+        _ => {}
+    }
+    let group = object_ref.api_group.as_deref().unwrap_or_default();
+    let version = object_ref.api_version.as_deref().unwrap_or("v1");
+    let logged = [&event.response_object, &event.request_object]
+        .into_iter()
+        .flatten()
+        .find_map(|body| {
+            let (body_group, body_version) = split_api_version(body.get("apiVersion")?.as_str()?);
+            let kind = body.get("kind")?.as_str()?;
+            (body_group == group && !matches!(kind, "Status" | "DeleteOptions"))
+                .then(|| gvk(body_group, body_version, kind))
+        });
+    logged.or_else(|| {
+        known_kinds::by_resource(cluster, group, &object_ref.resource).map(|k| gvk(group, version, &k.kind))
+    })
+}
+
+/// The object as the snapshot holds it.
+fn stored(object_ref: &ObjectRef, cluster: &dyn ClusterView) -> Option<Json> {
+    let group = object_ref.api_group.as_deref().unwrap_or_default();
+    let kind = known_kinds::by_resource(cluster, group, &object_ref.resource)?;
+    known_kinds::stored(
+        cluster,
+        &kind,
+        object_ref.namespace.as_deref().unwrap_or_default(),
+        object_ref.name.as_deref().unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use policies_cel::EmptyCluster;
+    use policies_cel::cluster::{ClusterModel, project};
+
+    use super::*;
+
+    fn event(value: Json) -> Event {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn delete_pvc() -> Json {
+        json!({"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "RequestResponse", "auditID": "a-1",
+               "stage": "ResponseComplete", "requestURI": "/api/v1/namespaces/db/persistentvolumeclaims/data-0?dryRun=All",
+               "verb": "delete", "user": {"username": "system:serviceaccount:db:operator"},
+               "objectRef": {"resource": "persistentvolumeclaims", "namespace": "db", "name": "data-0", "apiVersion": "v1"},
+               "responseStatus": {"code": 200}})
+    }
+
+    #[test]
+    fn a_delete_becomes_a_delete_of_the_named_object_with_its_dry_run() {
+        let spec = rebuild(&event(delete_pvc()), &EmptyCluster).unwrap();
+        assert_eq!(spec.operation, Some(Operation::Delete));
+        assert_eq!(spec.uid.as_deref(), Some("a-1"));
+        assert!(spec.dry_run);
+        assert_eq!(spec.old_object.unwrap()["metadata"]["name"], "data-0");
+        let Some(KindSpec::Full(kind)) = spec.kind else {
+            panic!("no kind")
+        };
+        assert_eq!(kind.kind, "PersistentVolumeClaim");
+    }
+
+    #[test]
+    fn the_impersonated_user_is_the_one_judged() {
+        let mut value = delete_pvc();
+        value["impersonatedUser"] = json!({"username": "system:serviceaccount:db:backup"});
+        let spec = rebuild(&event(value), &EmptyCluster).unwrap();
+        assert_eq!(
+            spec.user_info.unwrap().username,
+            "system:serviceaccount:db:backup"
+        );
+    }
+
+    #[test]
+    fn reads_incomplete_failed_and_bodiless_events_are_skipped() {
+        let with = |field: &str, value: Json| {
+            let mut v = delete_pvc();
+            v[field] = value;
+            rebuild(&event(v), &EmptyCluster).err()
+        };
+        assert_eq!(with("verb", json!("list")), Some(Skip::ReadOnly));
+        assert_eq!(
+            with("verb", json!("deletecollection")),
+            Some(Skip::DeleteCollection)
+        );
+        assert_eq!(with("stage", json!("RequestReceived")), Some(Skip::NotComplete));
+        assert_eq!(with("responseStatus", json!({"code": 409})), Some(Skip::Failed));
+        assert_eq!(with("verb", json!("create")), Some(Skip::NoBody));
+        let mut custom = delete_pvc();
+        custom["objectRef"] =
+            json!({"resource": "widgets", "apiGroup": "example.com", "apiVersion": "v1", "name": "w"});
+        assert_eq!(
+            rebuild(&event(custom), &EmptyCluster).err(),
+            Some(Skip::UnknownKind)
+        );
+    }
+
+    #[test]
+    fn a_scale_patch_is_judged_against_the_stored_replicas() {
+        let mut model = ClusterModel::new();
+        let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "pg", "namespace": "db", "uid": "u"},
+                         "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "pg"}}}});
+        let object = project(&sts, &mut model).unwrap();
+        model.insert(object);
+        let patch = json!({"kind": "Event", "apiVersion": "audit.k8s.io/v1", "auditID": "a-2", "stage": "ResponseComplete",
+            "verb": "patch", "user": {"username": "system:serviceaccount:db:operator"},
+            "objectRef": {"resource": "statefulsets", "namespace": "db", "name": "pg", "apiGroup": "apps", "apiVersion": "v1", "subresource": "scale"},
+            "requestObject": {"spec": {"replicas": 1}},
+            "responseObject": {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "pg", "namespace": "db"}, "spec": {"replicas": 1}}});
+        let spec = rebuild(&event(patch), &model).unwrap();
+        assert_eq!(spec.operation, Some(Operation::Update));
+        assert_eq!(spec.old_object.unwrap()["spec"]["replicas"], 3);
+        assert_eq!(spec.object.unwrap()["spec"]["replicas"], 1);
+    }
+}

@@ -1,0 +1,145 @@
+//! The object before an update when only the new one is known — an audit event or a manifest
+//! carries just the new object, and the snapshot keeps only the fields the estimate reads: the
+//! new object with the snapshot's view of those fields put back.
+
+use serde_json::{Value as Json, json};
+
+use crate::review::GroupVersionKind;
+
+/// The object before an update, when only the new one is known (an audit event, a manifest):
+/// the new object with
+/// what the snapshot knows put back — replicas, a Service's selector, a Node's taints, a
+/// ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
+/// replicas. A pod template change is recognised from a patch that touches `spec.template`, or
+/// from an updated workload whose `metadata.generation` runs ahead of `status.observedGeneration`
+/// with unchanged replicas; the old template then differs by a marker annotation, so the
+/// estimate sees a rollout.
+pub fn before_update(
+    kind: &GroupVersionKind,
+    sub_resource: Option<&str>,
+    object: &Json,
+    stored: Option<&Json>,
+    patch: Option<&Json>,
+) -> Json {
+    if sub_resource == Some("scale") {
+        let replicas = stored.map_or(&object["spec"]["replicas"], |s| &s["spec"]["replicas"]);
+        return json!({
+            "apiVersion": "autoscaling/v1",
+            "kind": kind.kind,
+            "metadata": object["metadata"].clone(),
+            "spec": {"replicas": replicas},
+        });
+    }
+    let mut old = object.clone();
+    if let Some(stored) = stored {
+        restore(&mut old, stored, &kind.kind);
+    }
+    let has_template = object["spec"].get("template").is_some();
+    let patched_template = patch.is_some_and(|p| p["spec"].get("template").is_some());
+    let generation = object["metadata"]["generation"].as_i64();
+    let observed = object["status"]["observedGeneration"].as_i64();
+    let spec_changed = matches!((generation, observed), (Some(g), Some(o)) if g > o);
+    let same_replicas = old["spec"]["replicas"] == object["spec"]["replicas"];
+    if has_template && (patched_template || (patch.is_none() && spec_changed && same_replicas)) {
+        let at = [
+            "spec",
+            "template",
+            "metadata",
+            "annotations",
+            "suture.dev/replay-previous-template",
+        ];
+        set(&mut old, &at, json!("true"));
+    }
+    old
+}
+
+/// Puts the snapshot's view of the fields the estimate compares back into `old`.
+fn restore(old: &mut Json, stored: &Json, kind: &str) {
+    match kind {
+        "ConfigMap" | "Secret" => {
+            let keys = stored["keys"].as_array().cloned().unwrap_or_default();
+            let data: serde_json::Map<String, Json> = keys
+                .iter()
+                .filter_map(Json::as_str)
+                .map(|k| (k.to_owned(), json!("")))
+                .collect();
+            set(old, &["data"], Json::Object(data));
+            if let Some(map) = old.as_object_mut() {
+                map.remove("stringData");
+                map.remove("binaryData");
+            }
+        }
+        "Service" => set(old, &["spec", "selector"], stored["spec"]["selector"].clone()),
+        "Node" => {
+            set(
+                old,
+                &["spec", "unschedulable"],
+                stored["spec"]["unschedulable"].clone(),
+            );
+            set(old, &["spec", "taints"], stored["spec"]["taints"].clone());
+        }
+        _ => {
+            if let Some(replicas) = stored["spec"].get("replicas").filter(|r| !r.is_null()) {
+                set(old, &["spec", "replicas"], replicas.clone());
+            }
+        }
+    }
+}
+
+/// Sets `value` at `path`, creating objects on the way; leaves `target` alone where the path
+/// runs into something that is not an object (a malformed logged body).
+fn set(target: &mut Json, path: &[&str], value: Json) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = target;
+    for key in parents {
+        let Some(map) = node.as_object_mut() else { return };
+        node = map.entry(*key).or_insert_with(|| json!({}));
+        if node.is_null() {
+            *node = json!({});
+        }
+    }
+    if let Some(map) = node.as_object_mut() {
+        map.insert((*last).to_owned(), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn a_template_patch_marks_the_old_template_so_the_rollout_is_seen() {
+        let object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                            "spec": {"replicas": 2, "template": {"spec": {"containers": []}}}});
+        let kind = GroupVersionKind {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+        };
+        let patch = json!({"spec": {"template": {"spec": {}}}});
+        let old = before_update(&kind, None, &object, None, Some(&patch));
+        assert_ne!(old["spec"]["template"], object["spec"]["template"]);
+        let old = before_update(
+            &kind,
+            None,
+            &object,
+            None,
+            Some(&json!({"spec": {"replicas": 3}})),
+        );
+        assert_eq!(old, object);
+    }
+
+    #[test]
+    fn setting_through_a_malformed_body_changes_nothing_and_never_panics() {
+        let mut value = json!({"spec": "not an object"});
+        set(&mut value, &["spec", "template", "x"], json!(1));
+        assert_eq!(value, json!({"spec": "not an object"}));
+        let mut value = json!({"spec": null});
+        set(&mut value, &["spec", "replicas"], json!(1));
+        assert_eq!(value, json!({"spec": {"replicas": 1}}));
+    }
+}

@@ -1,0 +1,56 @@
+//! The what-if flags `check` and `impact` share: an action on a named object (`delete sts/db`,
+//! `scale deploy/web --replicas 0`, `evict pod/web-1`), or a plain manifest given with `-f`, and
+//! the identity to judge it as, with kubectl's names for the flags.
+
+use clap::{Args, ValueEnum};
+
+/// The identity what-if requests are judged as when `--as` is not given: a service account,
+/// because the built-in pack judges service accounts (operators).
+pub const DEFAULT_AS: &str = "system:serviceaccount:default:suture-what-if";
+
+/// `--operation` for a manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "UPPER")]
+pub enum OperationArg {
+    Create,
+    Update,
+    Delete,
+}
+
+/// The what-if arguments.
+#[derive(Debug, Clone, Default, Args)]
+pub struct WhatIfArgs {
+    /// A what-if action instead of -f: `delete TYPE/NAME`, `scale TYPE/NAME --replicas N`,
+    /// `evict pod/NAME`
+    #[arg(value_name = "ACTION TYPE/NAME", num_args = 0..=2)]
+    pub action: Vec<String>,
+
+    /// For a manifest given with -f: the operation [default: UPDATE when the object is in the
+    /// cluster snapshot, else CREATE]
+    #[arg(long = "operation", value_enum, value_name = "OPERATION")]
+    pub operation: Option<OperationArg>,
+
+    /// For `scale`: the new replica count
+    #[arg(long = "replicas", value_name = "N")]
+    pub replicas: Option<u32>,
+
+    /// The namespace of the what-if object (default: the manifest's, else `default`)
+    #[arg(short = 'n', long = "namespace", value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Judge the what-if request as this user, e.g. system:serviceaccount:databases:pg-operator
+    /// [default: system:serviceaccount:default:suture-what-if]
+    #[arg(long = "as", value_name = "USER")]
+    pub as_user: Option<String>,
+
+    /// Groups of the --as user (repeatable)
+    #[arg(long = "as-group", value_name = "GROUP")]
+    pub as_group: Vec<String>,
+}
+
+impl WhatIfArgs {
+    /// True when any what-if flag was given (they need a manifest or an action).
+    pub fn any(&self) -> bool {
+        !self.action.is_empty() || self.operation.is_some() || self.replicas.is_some()
+    }
+}

@@ -1,0 +1,175 @@
+//! Building the AdmissionReview kube-apiserver would send for a what-if: the object before the
+//! change from the cluster snapshot, the operation's options, the user from `--as`.
+
+use anyhow::{Context as _, anyhow, bail};
+use policies_cel::ClusterView;
+use serde_json::{Value as Json, json};
+
+use crate::known_kinds::{self, KindRef};
+use crate::review::previous::before_update;
+use crate::review::{
+    GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
+};
+use crate::whatif::args::{DEFAULT_AS, OperationArg, WhatIfArgs};
+
+/// The request for an action (`delete TYPE/NAME`, `scale TYPE/NAME`, `evict pod/NAME`).
+pub fn action(args: &WhatIfArgs, cluster: &dyn ClusterView) -> anyhow::Result<RequestSpec> {
+    let [verb, target] = args.action.as_slice() else {
+        bail!("a what-if action is `delete TYPE/NAME`, `scale TYPE/NAME --replicas N` or `evict pod/NAME`");
+    };
+    let (type_name, name) = target
+        .split_once('/')
+        .filter(|(t, n)| !t.is_empty() && !n.is_empty())
+        .ok_or_else(|| anyhow!("{target:?}: expected TYPE/NAME, e.g. statefulset/db"))?;
+    let kind = known_kinds::by_type_name(cluster, type_name).ok_or_else(|| {
+        anyhow!(
+            "unknown resource type {type_name:?} (not built in, and no CRD for it in the --cluster snapshot)"
+        )
+    })?;
+    let namespace = kind
+        .namespaced
+        .then(|| args.namespace.clone().unwrap_or_else(|| "default".into()));
+    let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), name);
+    let metadata = json!({"name": name, "namespace": namespace});
+    let mut spec = base(args, &kind, namespace.clone(), name);
+    match verb.as_str() {
+        "delete" => {
+            spec.operation = Some(Operation::Delete);
+            spec.old_object = Some(stored.unwrap_or_else(|| object_of(&kind, metadata)));
+        }
+        "scale" => {
+            let replicas = args.replicas.context("scale needs --replicas N")?;
+            let stored = stored.ok_or_else(|| {
+                anyhow!(
+                    "{} {} is not in the cluster snapshot: its current replicas are unknown (give --cluster)",
+                    kind.kind,
+                    target_display(&namespace, name)
+                )
+            })?;
+            let scale = |replicas: &Json| json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": metadata, "spec": {"replicas": replicas}});
+            spec.operation = Some(Operation::Update);
+            spec.sub_resource = Some("scale".into());
+            spec.kind = Some(KindSpec::Full(GroupVersionKind {
+                group: "autoscaling".into(),
+                version: "v1".into(),
+                kind: "Scale".into(),
+            }));
+            spec.old_object = Some(scale(&stored["spec"]["replicas"]));
+            spec.object = Some(scale(&json!(replicas)));
+        }
+        "evict" if kind.kind == "Pod" => {
+            spec.operation = Some(Operation::Create);
+            spec.sub_resource = Some("eviction".into());
+            spec.kind = Some(KindSpec::Full(GroupVersionKind {
+                group: "policy".into(),
+                version: "v1".into(),
+                kind: "Eviction".into(),
+            }));
+            spec.object = Some(json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": metadata}));
+        }
+        "evict" => bail!("only pods are evicted (evict pod/NAME)"),
+        other => bail!("unknown what-if action {other:?}: use delete, scale or evict"),
+    }
+    Ok(spec)
+}
+
+/// The request for a plain manifest given with `-f`.
+pub fn manifest(args: &WhatIfArgs, object: Json, cluster: &dyn ClusterView) -> anyhow::Result<RequestSpec> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind_name = object["kind"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    if kind_name.is_empty() || api_version.is_empty() || name.is_empty() {
+        bail!("a manifest needs apiVersion, kind and metadata.name");
+    }
+    let (group, version) = crate::kinds::split_api_version(api_version);
+    let kind = known_kinds::by_type_name(cluster, kind_name)
+        .filter(|k| k.group == group)
+        .map(|k| KindRef {
+            version: version.to_owned(),
+            ..k
+        })
+        .unwrap_or_else(|| KindRef {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind_name.to_owned(),
+            resource: crate::kinds::guess_resource(kind_name),
+            namespaced: true,
+        });
+    let namespace = kind.namespaced.then(|| {
+        args.namespace
+            .clone()
+            .or_else(|| object["metadata"]["namespace"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| "default".into())
+    });
+    let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), &name);
+    let operation = match args.operation {
+        Some(OperationArg::Create) => Operation::Create,
+        Some(OperationArg::Update) => Operation::Update,
+        Some(OperationArg::Delete) => Operation::Delete,
+        None if stored.is_some() => Operation::Update,
+        None => Operation::Create,
+    };
+    let mut spec = base(args, &kind, namespace, &name);
+    spec.operation = Some(operation);
+    match operation {
+        Operation::Create => spec.object = Some(object),
+        Operation::Delete => spec.old_object = Some(stored.unwrap_or(object)),
+        _ => {
+            let gvk = GroupVersionKind {
+                group: kind.group.clone(),
+                version: kind.version.clone(),
+                kind: kind.kind.clone(),
+            };
+            // A manifest is a whole new spec: a changed pod template is a rollout.
+            let old = before_update(&gvk, None, &object, stored.as_ref(), Some(&object));
+            spec.old_object = Some(old);
+            spec.object = Some(object);
+        }
+    }
+    Ok(spec)
+}
+
+fn base(args: &WhatIfArgs, kind: &KindRef, namespace: Option<String>, name: &str) -> RequestSpec {
+    RequestSpec {
+        seed: format!(
+            "what-if/{}/{}/{name}",
+            kind.kind,
+            namespace.as_deref().unwrap_or_default()
+        ),
+        kind: Some(KindSpec::Full(GroupVersionKind {
+            group: kind.group.clone(),
+            version: kind.version.clone(),
+            kind: kind.kind.clone(),
+        })),
+        resource: Some(ResourceSpec::Full(GroupVersionResource {
+            group: kind.group.clone(),
+            version: kind.version.clone(),
+            resource: kind.resource.clone(),
+        })),
+        namespace,
+        name: Some(name.to_owned()),
+        user_info: Some(UserInfoSpec {
+            username: args.as_user.clone().unwrap_or_else(|| DEFAULT_AS.to_owned()),
+            uid: None,
+            groups: (!args.as_group.is_empty()).then(|| args.as_group.clone()),
+            extra: Default::default(),
+        }),
+        ..RequestSpec::default()
+    }
+}
+
+fn object_of(kind: &KindRef, metadata: Json) -> Json {
+    let api_version = if kind.group.is_empty() {
+        kind.version.clone()
+    } else {
+        format!("{}/{}", kind.group, kind.version)
+    };
+    json!({"apiVersion": api_version, "kind": kind.kind, "metadata": metadata})
+}
+
+fn target_display(namespace: &Option<String>, name: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
+}

@@ -249,7 +249,11 @@ impl Evaluator {
             let mut decision = policies_cel::evaluate(&task_set, &request, &*view);
             drop(view);
             // The estimate the policies read, for the decision log; the response never carries it.
-            let impact = decision.impact.take().filter(|_| summarize).map(|estimate| estimate.summary);
+            let impact = decision
+                .impact
+                .take()
+                .filter(|_| summarize)
+                .map(|estimate| estimate.summary);
             Ok((decision, impact))
         });
         Ok(match tokio::time::timeout_at(deadline, task).await {

@@ -117,7 +117,10 @@ impl Admission {
     /// The guard's verdict; asked only when the request may concern what it protects (its named
     /// objects, or Suture's own policy kinds).
     fn self_protection(&self, light: &Light) -> Option<String> {
-        if self.guard.may_concern(&light.resource.group, &light.resource.resource, &light.name) {
+        if self
+            .guard
+            .may_concern(&light.resource.group, &light.resource.resource, &light.name)
+        {
             self.guard.check(&Request::new(light.clone()))
         } else {
             None

@@ -1,8 +1,7 @@
 //! The fields of a Kubernetes audit event (`audit.k8s.io/v1` `Event`) that replay reads. Unknown
 //! fields are ignored: audit policies and API server versions add them freely.
 
-use std::collections::BTreeMap;
-
+use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::Deserialize;
 use serde_json::Value as Json;
 
@@ -38,20 +37,6 @@ pub struct Event {
     pub response_object: Option<Json>,
     #[serde(default)]
     pub request_received_timestamp: Option<String>,
-}
-
-/// `user` / `impersonatedUser`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserInfo {
-    #[serde(default)]
-    pub username: String,
-    #[serde(default)]
-    pub uid: Option<String>,
-    #[serde(default)]
-    pub groups: Option<Vec<String>>,
-    #[serde(default)]
-    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// `objectRef`: what the request was about.

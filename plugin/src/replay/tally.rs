@@ -85,7 +85,7 @@ impl Tally {
     pub(crate) fn record(&mut self, event: &Event, request: &Request, decision: &Decision) {
         self.replayed += 1;
         let admission = &request.admission;
-        let user = event.effective_user().username.clone();
+        let user = event.effective_user().username.clone().unwrap_or_default();
         let mut what = format!("{} {}", request.operation(), admission.resource.resource);
         if let Some(sub) = admission.sub_resource.as_deref().filter(|s| !s.is_empty()) {
             what = format!("{what}/{sub}");

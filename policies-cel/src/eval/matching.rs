@@ -119,7 +119,7 @@ fn listed(list: &Option<Vec<String>>, value: &str) -> bool {
         .any(|item| item == "*" || item == value)
 }
 
-fn rule_matches(
+pub(crate) fn rule_matches(
     rule: &NamedRuleWithOperations,
     request: &AdmissionRequest<DynamicObject>,
     equivalent: bool,

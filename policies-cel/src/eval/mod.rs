@@ -6,13 +6,14 @@ mod decision;
 mod escape;
 mod matching;
 mod params;
+pub mod prefilter;
 mod request;
 mod run;
 pub mod selector;
 pub mod subjects;
 
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
-pub use request::{Request, RequestError};
+pub use request::{Request, RequestError, operation_name};
 
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -100,7 +100,8 @@ fn object_value(object: &DynamicObject) -> Value {
     serde_json::to_value(object).map_or(Value::Null, |json| from_json(&json))
 }
 
-pub(crate) fn operation_name(admission: &AdmissionRequest<DynamicObject>) -> &'static str {
+/// The operation of `admission` as Kubernetes spells it (`CREATE`, `UPDATE`, `DELETE`, `CONNECT`).
+pub fn operation_name(admission: &AdmissionRequest<DynamicObject>) -> &'static str {
     use kube_core::admission::Operation;
     match admission.operation {
         Operation::Create => "CREATE",

@@ -1,0 +1,56 @@
+//! A cheap, conservative pre-filter: the policies of a set that could judge a request, read from
+//! its metadata alone (subjects, resource rules with their scope and resource names, bindings)
+//! with the same rule matcher `evaluate()` uses — no objects, no cluster model. Selectors,
+//! exclusions and matchConditions are left to `evaluate()`, so "could judge" may be true for a
+//! policy that then does not match, never false for one that does. The webhook answers a request
+//! no policy could judge without parsing its objects or reading the model.
+
+use std::sync::Arc;
+
+use k8s_openapi::api::admissionregistration::v1::MatchResources;
+use kube_core::DynamicObject;
+use kube_core::admission::AdmissionRequest;
+
+use crate::eval::matching::rule_matches;
+use crate::eval::subjects;
+use crate::policy::{Policy, PolicyKind, PolicySet};
+
+/// The policies of `set` that could judge `request`.
+pub fn candidates(set: &PolicySet, request: &AdmissionRequest<DynamicObject>) -> Vec<Arc<Policy>> {
+    set.policies
+        .iter()
+        .filter(|policy| could_judge(set, policy, request))
+        .cloned()
+        .collect()
+}
+
+/// False only when `policy` certainly does not judge `request`.
+pub fn could_judge(set: &PolicySet, policy: &Policy, request: &AdmissionRequest<DynamicObject>) -> bool {
+    if let Some(subjects) = &policy.subjects
+        && !subjects::judges(subjects, request)
+    {
+        return false;
+    }
+    if !rules_could_match(policy.match_constraints.as_ref(), request) {
+        return false;
+    }
+    if policy.kind == PolicyKind::SafetyPolicy || set.implicit_bindings {
+        return true;
+    }
+    set.bindings
+        .iter()
+        .filter(|b| b.policy_name == policy.name)
+        .any(|b| rules_could_match(b.match_resources.as_ref(), request))
+}
+
+/// Whether some resource rule could match (either the resource or the requested one, as
+/// `matchPolicy: Equivalent` may); no rules means every request.
+fn rules_could_match(
+    constraints: Option<&MatchResources>,
+    request: &AdmissionRequest<DynamicObject>,
+) -> bool {
+    match constraints.and_then(|c| c.resource_rules.as_deref()) {
+        Some(rules) if !rules.is_empty() => rules.iter().any(|rule| rule_matches(rule, request, true)),
+        _ => true,
+    }
+}

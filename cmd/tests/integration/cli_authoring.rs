@@ -1,0 +1,99 @@
+//! Authoring help: `scaffold` writes a policy and a suite that pass `test` as written, `explain`
+//! prints the reference from the project's docs, `completion` prints shell scripts.
+
+use crate::common;
+
+use common::{stderr, stdout, suture};
+
+#[test]
+fn scaffolded_policies_pass_their_own_suites() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("policies");
+    let path = path.to_str().unwrap();
+    for args in [
+        vec!["scaffold", "protect-config", "--dir", path],
+        vec!["scaffold", "replica-cap", "--kind", "vap", "--dir", path],
+    ] {
+        let out = suture().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = suture().args(["test", path]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("PASS: 6 passed, 0 failed, 6 cases in 2 suites"),
+        "{}",
+        stdout(&out)
+    );
+
+    let again = suture()
+        .args(["scaffold", "protect-config", "--dir", path])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("exists (use --force to overwrite)"));
+    let forced = suture()
+        .args(["scaffold", "protect-config", "--dir", path, "--force"])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(0));
+    let bad = suture().args(["scaffold", "Bad_Name"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("is not a valid policy name"));
+}
+
+#[test]
+fn explain_prints_the_documented_reference() {
+    let out = suture().args(["explain", "impact"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for field in [
+        "podsDisrupted",
+        "quorumLost",
+        "volumes[]",
+        "staleOwners[]",
+        "activity",
+    ] {
+        assert!(text.contains(field), "{field} missing:\n{text}");
+    }
+    let out = suture().args(["explain", "impact.pdbs"]).output().unwrap();
+    assert!(stdout(&out).contains("desiredHealthy"), "{}", stdout(&out));
+    let out = suture().args(["explain", "pack"]).output().unwrap();
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.starts_with("  suture-"))
+            .count(),
+        9
+    );
+    let out = suture()
+        .args(["explain", "pack", "suture-data-loss"])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("kind: SafetyPolicy\nmetadata:\n  name: suture-data-loss\n"));
+    let out = suture().args(["explain", "impact.nothing"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("topics are variables, impact"));
+}
+
+#[test]
+fn completion_scripts_cover_every_command() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = suture().args(["completion", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let text = stdout(&out);
+        for command in ["check", "impact", "replay", "scaffold", "explain", "test"] {
+            assert!(text.contains(command), "{shell} completion lacks {command}");
+        }
+    }
+    let bash = stdout(&suture().args(["completion", "bash"]).output().unwrap());
+    assert!(bash.contains("complete -F _kubectl__suture"), "{bash}");
+    assert_eq!(
+        suture()
+            .args(["completion", "tcsh"])
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(2)
+    );
+}

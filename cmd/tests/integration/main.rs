@@ -1,0 +1,22 @@
+//! Integration tests of the two binaries, kubectl-suture and suture-gateway, driven with assert_cmd.
+//!
+//! One test binary per crate: each file below is a module, so the crate's dependencies are
+//! linked once instead of once per file (CI's disk and link time).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test crate: failing loudly is the point
+
+mod common;
+
+mod cli_authoring;
+mod cli_check;
+mod cli_eval;
+mod cli_fixtures;
+mod cli_impact;
+mod cli_install;
+mod cli_replay;
+mod cli_test;
+mod cli_version;
+mod cli_whatif;
+mod gateway_binary;
+mod krew_manifest;
+mod pack_suites;
+mod readme_example;

@@ -1,0 +1,131 @@
+//! Cluster policy objects (SafetyPolicy, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding)
+//! reaching the enforced set through the live watches, against kube's mock API service
+//! (`tower_test` + `kube::Client::new`) — kube's real client and watchers, not a live cluster.
+
+use crate::live_support;
+
+use live_support::{Live, MockApi, WatchReply, event, eventually};
+use serde_json::{Value, json};
+
+const SAFETY: &str = "/apis/suture.dev/v1alpha1/safetypolicies";
+const VAPS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+
+fn vap(name: &str) -> Value {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name, "resourceVersion": "3", "managedFields": [{"manager": "kubectl"}]},
+        "spec": {"failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["DELETE"], "resources": ["pods"]}]},
+            "validations": [{"expression": "false", "message": "no pod deletes"}]},
+        "status": {"observedGeneration": 1, "typeChecking": {}}})
+}
+
+fn binding(name: &str, policy: &str) -> Value {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name, "resourceVersion": "3"},
+        "spec": {"policyName": policy, "validationActions": ["Deny"]}})
+}
+
+fn safety_policy(name: &str, expression: &str, resource_version: &str) -> Value {
+    json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPolicy",
+        "metadata": {"name": name, "resourceVersion": resource_version},
+        "spec": {"action": "Deny", "subjects": {"serviceAccounts": ["*/*"]},
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                "operations": ["DELETE"], "resources": ["statefulsets"]}]},
+            "validations": [{"expression": expression, "message": "no"}]}})
+}
+
+fn policy_names(live: &Live) -> Vec<String> {
+    let mut names: Vec<String> = live
+        .policies
+        .store()
+        .current()
+        .policies
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn cluster_policies_join_the_set_and_a_broken_one_keeps_the_last_good_set() {
+    let (client, api) = MockApi::start();
+    api.set_list(VAPS, "3", vec![vap("no-pod-deletes")]);
+    api.set_list(
+        BINDINGS,
+        "3",
+        vec![binding("no-pod-deletes-binding", "no-pod-deletes")],
+    );
+    api.set_list(SAFETY, "4", vec![safety_policy("no-sts-deletes", "false", "4")]);
+    api.hold(VAPS);
+    let live = Live::start(client, true);
+
+    eventually("the other lists are in", || {
+        live.model
+            .watch_states()
+            .iter()
+            .filter(|(_, s)| !s.synced)
+            .count()
+            == 1
+    })
+    .await;
+    let store = live.policies.store();
+    assert!(
+        policy_names(&live).is_empty(),
+        "no rebuild before every policy kind is listed"
+    );
+    assert!(!live.model.is_ready(), "readiness waits for the cluster policies");
+    api.release(VAPS);
+    eventually("ready", || live.model.is_ready()).await;
+    assert_eq!(policy_names(&live), ["no-pod-deletes", "no-sts-deletes"]);
+    assert_eq!(store.current().bindings.len(), 1);
+    assert_eq!(
+        (store.status().generation, store.status().failures),
+        (2, 0),
+        "one rebuild for the lists"
+    );
+
+    // A broken SafetyPolicy arrives: the reload fails, the last good set keeps serving.
+    api.reply_watch(
+        SAFETY,
+        WatchReply::Events(vec![event(
+            "ADDED",
+            safety_policy("broken", "this is not CEL (", "5"),
+        )]),
+    );
+    eventually("the broken policy was tried", || store.status().failures == 1).await;
+    assert_eq!(policy_names(&live), ["no-pod-deletes", "no-sts-deletes"]);
+    let error = store.status().last_error.unwrap();
+    assert!(error.contains("cluster:SafetyPolicy/broken"), "{error}");
+
+    // Fixed: it joins the set; deleting the VAP (before its binding) leaves a loadable set.
+    api.reply_watch(
+        SAFETY,
+        WatchReply::Events(vec![event("MODIFIED", safety_policy("broken", "true", "6"))]),
+    );
+    eventually("the fixed policy joined", || policy_names(&live).len() == 3).await;
+    assert_eq!(store.status().last_error, None);
+    api.reply_watch(
+        VAPS,
+        WatchReply::Events(vec![event("DELETED", vap("no-pod-deletes"))]),
+    );
+    eventually("the VAP left", || {
+        policy_names(&live) == ["broken", "no-sts-deletes"]
+    })
+    .await;
+    assert!(store.current().bindings.is_empty());
+    assert_eq!(store.status().last_error, None);
+}
+
+#[tokio::test]
+async fn a_missing_safety_policy_crd_counts_as_no_policies() {
+    let (client, api) = MockApi::start();
+    api.fail_next_list(SAFETY, 404);
+    api.set_list(VAPS, "3", vec![vap("no-pod-deletes")]);
+    let live = Live::start(client, true);
+    eventually("ready without the SafetyPolicy CRD", || live.model.is_ready()).await;
+    assert_eq!(policy_names(&live), ["no-pod-deletes"]);
+    assert_eq!(live.model.watch_errors(), 0, "an absent resource is not an error");
+}

@@ -1,0 +1,661 @@
+//! Impact of DELETE and eviction on small hand-built clusters: the garbage-collector cascade
+//! with each propagation policy, Namespace, CRD, Node, PVC and PV deletion, StatefulSet claim
+//! retention, evictions against PodDisruptionBudgets, terminating pods and dangling owners.
+
+use crate::support;
+
+use policies_cel::cluster::object::{IntOrPercent, Retention};
+use policies_cel::cluster::{ClusterModel, Object, Spec};
+use policies_cel::impact::{Summary, estimate};
+use serde_json::json;
+use support::cluster::*;
+
+const STATEFULSETS: (&str, &str, &str) = ("apps", "v1", "statefulsets");
+
+/// A 3-member database: StatefulSet `pg` (claims `data-pg-N` on volumes with reclaim Delete),
+/// a PDB with minAvailable 2 and a Service.
+fn database(retention: Retention) -> (ClusterModel, Object) {
+    let sts = statefulset("databases", "pg", 3, "pg", &["data"], retention);
+    let mut objects = vec![
+        object("Namespace", "", "databases", Spec::Namespace),
+        pdb_min_available("databases", "pg", "pg", IntOrPercent::Int(2)),
+        service("databases", "pg", "pg"),
+    ];
+    for i in 0..3 {
+        let claim = format!("data-pg-{i}");
+        let pod = with_labels(
+            pod_with_claims("databases", &format!("pg-{i}"), "node-a", &[&claim]),
+            &[("app", "pg")],
+        );
+        objects.push(owned_by(pod, &sts));
+        objects.push(pvc("databases", &claim, &format!("pv-{i}")));
+        objects.push(pv(&format!("pv-{i}"), "databases", &claim, true));
+    }
+    objects.push(sts.clone());
+    (model(objects), sts)
+}
+
+fn deleted_names(impact: &policies_cel::impact::Impact) -> Vec<String> {
+    let mut names: Vec<String> = impact.deleted.iter().map(|d| d.object.display()).collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn deleting_a_statefulset_cascades_to_its_pods_not_its_claims() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(STATEFULSETS, "StatefulSet", "databases", "pg", None),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 4,
+            pods_disrupted: 3,
+            data_loss: 0,
+            services_without_endpoints: 1,
+            pdb_violations: 1,
+            workloads_down: 1,
+            quorum_lost: 1,
+            broken_references: 0,
+        }
+    );
+    assert_eq!(
+        deleted_names(&impact),
+        [
+            "Pod databases/pg-0",
+            "Pod databases/pg-1",
+            "Pod databases/pg-2",
+            "StatefulSet databases/pg"
+        ]
+    );
+    assert_eq!(
+        impact.deleted[1].reason,
+        "owned by StatefulSet databases/pg (garbage collection)"
+    );
+    assert_eq!(
+        (impact.services[0].ready_before, impact.services[0].ready_after),
+        (3, 0)
+    );
+    let pdb = &impact.pdbs[0];
+    assert_eq!(
+        (
+            pdb.desired_healthy,
+            pdb.current_healthy,
+            pdb.healthy_after,
+            pdb.violated
+        ),
+        (2, 3, 0, true)
+    );
+    assert_eq!(
+        (
+            impact.quorum[0].ready_before,
+            impact.quorum[0].ready_after,
+            impact.quorum[0].majority
+        ),
+        (3, 0, 2)
+    );
+    assert!(
+        impact.pods.iter().all(|p| !p.replaced),
+        "the owner is gone too: nothing replaces the pods"
+    );
+}
+
+#[test]
+fn orphan_propagation_deletes_only_the_target() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(STATEFULSETS, "StatefulSet", "databases", "pg", Some("Orphan")),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            ..Summary::default()
+        }
+    );
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("propagationPolicy Orphan"))
+    );
+}
+
+#[test]
+fn retention_when_deleted_takes_the_claims_and_their_data() {
+    let (cluster, _) = database(Retention {
+        delete_when_deleted: true,
+        delete_when_scaled: false,
+    });
+    let impact = estimate(
+        &delete(STATEFULSETS, "StatefulSet", "databases", "pg", Some("Foreground")),
+        &cluster,
+    );
+    assert_eq!(impact.summary.deleted, 10, "{:#?}", deleted_names(&impact));
+    assert_eq!(impact.summary.data_loss, 3);
+    assert_eq!(impact.volumes[0].volume.as_deref(), Some("pv-0"));
+    assert_eq!(impact.volumes[0].in_use_by, ["pg-0"], "the data is live");
+    assert_eq!(impact.volumes[0].stateful_set.as_deref(), Some("pg"));
+    assert!(
+        impact.volumes[0].reason.contains("reclaims with Delete"),
+        "{}",
+        impact.volumes[0].reason
+    );
+}
+
+#[test]
+fn deleting_a_namespace_takes_everything_in_it() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(("", "v1", "namespaces"), "Namespace", "", "databases", None),
+        &cluster,
+    );
+    // Namespace, StatefulSet, 3 pods, 3 claims, their 3 volumes, the PDB and the Service.
+    assert_eq!(impact.summary.deleted, 13, "{:#?}", deleted_names(&impact));
+    assert_eq!(impact.summary.data_loss, 3);
+    assert_eq!(impact.summary.pods_disrupted, 3);
+    assert_eq!(impact.summary.quorum_lost, 1);
+    assert_eq!(
+        impact.summary.services_without_endpoints, 1,
+        "the deleted Service loses its 3 ready endpoints"
+    );
+    assert_eq!(
+        (impact.services[0].ready_before, impact.services[0].ready_after),
+        (3, 0)
+    );
+    assert_eq!(impact.summary.pdb_violations, 0, "a deleted PDB protects nothing");
+    assert!(
+        impact
+            .deleted
+            .iter()
+            .any(|d| d.reason == "in deleted Namespace databases")
+    );
+}
+
+#[test]
+fn deleting_a_claim_in_use_loses_its_data_later() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(
+            ("", "v1", "persistentvolumeclaims"),
+            "PersistentVolumeClaim",
+            "databases",
+            "data-pg-0",
+            None,
+        ),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 2,
+            data_loss: 1,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        deleted_names(&impact),
+        [
+            "PersistentVolume pv-0",
+            "PersistentVolumeClaim databases/data-pg-0"
+        ]
+    );
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("in use by pg-0") && n.contains("pvc-protection")),
+        "{:?}",
+        impact.notes
+    );
+}
+
+#[test]
+fn a_retained_volume_keeps_its_data() {
+    let mut cluster = database(Retention::default()).0;
+    cluster.insert(pv("pv-0", "databases", "data-pg-0", false));
+    let impact = estimate(
+        &delete(
+            ("", "v1", "persistentvolumeclaims"),
+            "PersistentVolumeClaim",
+            "databases",
+            "data-pg-0",
+            None,
+        ),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            ..Summary::default()
+        }
+    );
+    assert!(impact.notes.iter().any(|n| n.contains("reclaims with Retain")));
+}
+
+#[test]
+fn deleting_a_bound_volume_loses_its_data() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(
+            ("", "v1", "persistentvolumes"),
+            "PersistentVolume",
+            "",
+            "pv-1",
+            None,
+        ),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            data_loss: 1,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        (
+            impact.volumes[0].namespace.as_str(),
+            impact.volumes[0].claim.as_str()
+        ),
+        ("databases", "data-pg-1")
+    );
+}
+
+#[test]
+fn an_eviction_within_budget_breaks_nothing() {
+    let (cluster, _) = database(Retention::default());
+    let evict = review(
+        "CREATE",
+        ("", "v1", "pods"),
+        "Eviction",
+        "databases",
+        "pg-0",
+        json!({"subResource": "eviction",
+        "object": {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "pg-0", "namespace": "databases"}}}),
+    );
+    let impact = estimate(&evict, &cluster);
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            pods_disrupted: 1,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(impact.pods[0].reason, "evicted");
+    assert!(impact.pods[0].replaced, "the StatefulSet recreates the pod");
+    assert_eq!(
+        (
+            impact.pdbs[0].current_healthy,
+            impact.pdbs[0].healthy_after,
+            impact.pdbs[0].violated
+        ),
+        (3, 2, false)
+    );
+    assert_eq!((impact.quorum[0].ready_after, impact.quorum[0].lost), (2, false));
+    assert_eq!(
+        (impact.workloads[0].ready_worst, impact.workloads[0].ready_after),
+        (2, 3)
+    );
+}
+
+#[test]
+fn a_delete_while_another_pod_is_terminating_breaks_the_budget() {
+    let (mut cluster, sts) = database(Retention::default());
+    let mut terminating = owned_by(
+        with_labels(
+            pod_with_claims("databases", "pg-2", "node-a", &["data-pg-2"]),
+            &[("app", "pg")],
+        ),
+        &sts,
+    );
+    terminating.terminating = true;
+    cluster.insert(terminating);
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "databases", "pg-1", None),
+        &cluster,
+    );
+    assert_eq!(impact.summary.pods_disrupted, 1);
+    let pdb = &impact.pdbs[0];
+    assert_eq!(
+        (
+            pdb.desired_healthy,
+            pdb.current_healthy,
+            pdb.healthy_after,
+            pdb.violated
+        ),
+        (2, 2, 1, true)
+    );
+    assert_eq!(impact.summary.pdb_violations, 1);
+    // Deleting the terminating pod itself disrupts nothing new.
+    let again = estimate(
+        &delete(("", "v1", "pods"), "Pod", "databases", "pg-2", None),
+        &cluster,
+    );
+    assert_eq!(again.summary.pods_disrupted, 0);
+    assert_eq!(again.summary.deleted, 1);
+}
+
+/// Deployment `web` → ReplicaSet `web-7d9f8` → 4 pods on two nodes, behind a Service.
+fn web() -> ClusterModel {
+    let deploy = deployment("shop", "web", 4, "web");
+    let rs = owned_by(replicaset("shop", "web-7d9f8", 4, "web"), &deploy);
+    let mut objects = vec![service("shop", "web", "web")];
+    for i in 0..4 {
+        let node = if i < 2 { "node-a" } else { "node-b" };
+        objects.push(owned_by(
+            with_labels(
+                pod("shop", &format!("web-7d9f8-{i}"), node, true),
+                &[("app", "web")],
+            ),
+            &rs,
+        ));
+    }
+    objects.extend([
+        deploy,
+        rs,
+        object(
+            "Node",
+            "",
+            "node-a",
+            Spec::Node {
+                unschedulable: false,
+                taints: Box::default(),
+            },
+        ),
+    ]);
+    model(objects)
+}
+
+#[test]
+fn deleting_a_deployment_cascades_through_its_replicaset() {
+    let impact = estimate(
+        &delete(("apps", "v1", "deployments"), "Deployment", "shop", "web", None),
+        &web(),
+    );
+    assert_eq!(impact.summary.deleted, 6);
+    assert_eq!(impact.summary.pods_disrupted, 4);
+    assert_eq!(impact.summary.workloads_down, 1);
+    assert_eq!(impact.summary.services_without_endpoints, 1);
+    assert_eq!(impact.workloads[0].workload.display(), "Deployment shop/web");
+}
+
+#[test]
+fn deleting_one_managed_pod_is_replaced() {
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "shop", "web-7d9f8-0", None),
+        &web(),
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            pods_disrupted: 1,
+            ..Summary::default()
+        }
+    );
+    assert!(impact.pods[0].replaced);
+    let workload = &impact.workloads[0];
+    assert_eq!(
+        (workload.ready_before, workload.ready_worst, workload.ready_after),
+        (4, 3, 4)
+    );
+    assert_eq!(
+        (impact.services[0].ready_before, impact.services[0].ready_after),
+        (4, 3)
+    );
+}
+
+#[test]
+fn deleting_a_node_stops_its_pods() {
+    let impact = estimate(&delete(("", "v1", "nodes"), "Node", "", "node-a", None), &web());
+    assert_eq!(impact.summary.deleted, 3);
+    assert_eq!(impact.summary.pods_disrupted, 2);
+    assert!(impact.pods.iter().all(|p| p.node.as_deref() == Some("node-a")));
+    assert_eq!(impact.summary.workloads_down, 0);
+}
+
+#[test]
+fn deleting_a_crd_deletes_its_instances_and_what_they_own() {
+    let crd = object(
+        "CustomResourceDefinition",
+        "",
+        "rabbitmqclusters.rabbitmq.com",
+        Spec::CustomResourceDefinition {
+            group: "rabbitmq.com".into(),
+            kind: "RabbitmqCluster".into(),
+            plural: "rabbitmqclusters".into(),
+            namespaced: true,
+        },
+    );
+    let cr = object("RabbitmqCluster", "mq", "rabbit", Spec::Other);
+    let sts = owned_by(
+        statefulset("mq", "rabbit-server", 3, "rabbit", &[], Retention::default()),
+        &cr,
+    );
+    let mut objects = vec![crd, cr, sts.clone()];
+    for i in 0..3 {
+        objects.push(owned_by(
+            with_labels(
+                pod("mq", &format!("rabbit-server-{i}"), "node-a", true),
+                &[("app", "rabbit")],
+            ),
+            &sts,
+        ));
+    }
+    let impact = estimate(
+        &delete(
+            ("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+            "CustomResourceDefinition",
+            "",
+            "rabbitmqclusters.rabbitmq.com",
+            None,
+        ),
+        &model(objects),
+    );
+    assert_eq!(impact.summary.deleted, 6, "{:#?}", deleted_names(&impact));
+    assert_eq!(impact.summary.quorum_lost, 1);
+    assert!(deleted_names(&impact).contains(&"RabbitmqCluster mq/rabbit".to_owned()));
+}
+
+#[test]
+fn deleting_a_custom_resource_cascades_through_it() {
+    let cr = object("RabbitmqCluster", "mq", "rabbit", Spec::Other);
+    let crd = object(
+        "CustomResourceDefinition",
+        "",
+        "rabbitmqclusters.rabbitmq.com",
+        Spec::CustomResourceDefinition {
+            group: "rabbitmq.com".into(),
+            kind: "RabbitmqCluster".into(),
+            plural: "rabbitmqclusters".into(),
+            namespaced: true,
+        },
+    );
+    let sts = owned_by(
+        statefulset("mq", "rabbit-server", 3, "rabbit", &[], Retention::default()),
+        &cr,
+    );
+    let impact = estimate(
+        &delete(
+            ("rabbitmq.com", "v1beta1", "rabbitmqclusters"),
+            "RabbitmqCluster",
+            "mq",
+            "rabbit",
+            None,
+        ),
+        &model(vec![crd, cr, sts]),
+    );
+    assert_eq!(
+        deleted_names(&impact),
+        ["RabbitmqCluster mq/rabbit", "StatefulSet mq/rabbit-server"]
+    );
+}
+
+#[test]
+fn a_dependent_with_another_live_owner_is_kept() {
+    let a = replicaset("shop", "a", 1, "x");
+    let b = replicaset("shop", "b", 1, "x");
+    let mut shared = owned_by(pod("shop", "shared", "node-a", true), &a);
+    shared = owned_by(shared, &b);
+    std::sync::Arc::make_mut(&mut shared.owners)[1].controller = false;
+    let impact = estimate(
+        &delete(("apps", "v1", "replicasets"), "ReplicaSet", "shop", "a", None),
+        &model(vec![a, b, shared]),
+    );
+    assert_eq!(impact.summary.deleted, 1);
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("also owned by ReplicaSet b")),
+        "{:?}",
+        impact.notes
+    );
+}
+
+#[test]
+fn jobs_orphan_their_pods_by_default() {
+    let job = object("Job", "batch", "nightly", Spec::Job { selector: None });
+    let worker = owned_by(pod("batch", "nightly-x", "node-a", true), &job);
+    let mut key = job.key.clone();
+    key.group = "batch".into();
+    let mut job = job;
+    job.key = key;
+    let impact = estimate(
+        &delete(("batch", "v1", "jobs"), "Job", "batch", "nightly", None),
+        &model(vec![job, worker]),
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            ..Summary::default()
+        }
+    );
+}
+
+#[test]
+fn an_object_the_model_has_never_seen_changes_nothing() {
+    let impact = estimate(
+        &delete(STATEFULSETS, "StatefulSet", "databases", "ghost", None),
+        &model(vec![]),
+    );
+    assert_eq!(impact.summary, Summary::default());
+    assert!(impact.notes[0].contains("not in the cluster model"));
+    assert_eq!(impact.action, "delete StatefulSet databases/ghost");
+}
+
+#[test]
+fn a_dangling_owner_reference_is_reported() {
+    let gone = replicaset("shop", "web-old", 1, "web");
+    let orphan = owned_by(pod("shop", "web-old-x", "node-a", true), &gone);
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "shop", "web-old-x", None),
+        &model(vec![orphan]),
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            pods_disrupted: 1,
+            ..Summary::default()
+        }
+    );
+    assert!(!impact.pods[0].replaced, "no live controller recreates it");
+    assert_eq!(impact.stale_owners.len(), 1);
+    assert_eq!(
+        (
+            impact.stale_owners[0].owner_kind.as_str(),
+            impact.stale_owners[0].owner_name.as_str(),
+            impact.stale_owners[0].live_uid.as_deref()
+        ),
+        ("ReplicaSet", "web-old", None)
+    );
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("which no longer exists: a stale ownerReference")),
+        "{:?}",
+        impact.notes
+    );
+}
+
+#[test]
+fn an_owner_reference_to_a_recreated_namesake_is_reported() {
+    let old = replicaset("shop", "web", 1, "web");
+    let mut recreated = replicaset("shop", "web", 1, "web");
+    recreated.uid = Some("uid-replicaset-web-recreated".into());
+    let stale = owned_by(pod("shop", "web-x", "node-a", true), &old);
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "shop", "web-x", None),
+        &model(vec![recreated, stale]),
+    );
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("but the live ReplicaSet web has uid uid-replicaset-web-recreated")),
+        "{:?}",
+        impact.notes
+    );
+    assert_eq!(
+        impact.stale_owners[0].live_uid.as_deref(),
+        Some("uid-replicaset-web-recreated")
+    );
+}
+
+#[test]
+fn deleting_a_service_in_use_leaves_its_clients_without_endpoints() {
+    let (cluster, _) = database(Retention::default());
+    let impact = estimate(
+        &delete(("", "v1", "services"), "Service", "databases", "pg", None),
+        &cluster,
+    );
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            services_without_endpoints: 1,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        (
+            impact.services[0].name.as_str(),
+            impact.services[0].ready_before,
+            impact.services[0].ready_after
+        ),
+        ("pg", 3, 0)
+    );
+}
+
+#[test]
+fn a_leftover_claim_nobody_uses_is_not_live_data() {
+    let (mut cluster, _) = database(Retention::default());
+    cluster.insert(pvc("databases", "data-pg-7", "pv-7"));
+    cluster.insert(pv("pv-7", "databases", "data-pg-7", true));
+    let impact = estimate(
+        &delete(
+            ("", "v1", "persistentvolumeclaims"),
+            "PersistentVolumeClaim",
+            "databases",
+            "data-pg-7",
+            None,
+        ),
+        &cluster,
+    );
+    assert_eq!(impact.summary.data_loss, 1, "the data is still destroyed");
+    assert!(impact.volumes[0].in_use_by.is_empty());
+    assert_eq!(
+        impact.volumes[0].stateful_set, None,
+        "ordinal 7 is beyond the 3 current replicas"
+    );
+}

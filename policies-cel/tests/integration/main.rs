@@ -1,0 +1,22 @@
+//! Integration tests of policies-cel: the loader, the CEL environment, the cluster model, impact and evaluate().
+//!
+//! One test binary per crate: each file below is a module, so the crate's dependencies are
+//! linked once instead of once per file (CI's disk and link time).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test crate: failing loudly is the point
+
+mod common;
+mod support;
+
+mod cel_cluster;
+mod cel_language;
+mod escape_hatch;
+mod evaluate;
+mod gatekeeper_corpus;
+mod impact_cluster_changes;
+mod impact_delete;
+mod impact_workloads;
+mod kubernetes_libraries;
+mod loader;
+mod pack;
+mod robustness;
+mod snapshot;

@@ -1,0 +1,284 @@
+//! The built-in pack: it loads, every expression compiles, names are unique, each policy is an
+//! impact-reading SafetyPolicy for operators (service accounts) with the escape hatch and the
+//! pack's params, and a few decisions straight through `evaluate()` on the testdata scenes
+//! (the full harmful/routine suites live in `testdata/suites/pack`, run by `cmd/tests`).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use policies_cel::cluster::{ClusterModel, load_snapshots};
+use policies_cel::pack::{self, params};
+use policies_cel::policy::{Action, PolicyKind};
+use policies_cel::{Decision, EmptyCluster, Request, evaluate};
+use serde_json::{Value as Json, json};
+
+#[test]
+fn pack_loads_and_every_policy_reads_the_impact() {
+    let set = pack::builtin().unwrap_or_else(|e| panic!("the built-in pack does not load:\n{e}"));
+    assert_eq!(set.len(), pack::files().len(), "one policy per file");
+    assert_eq!(set.len(), 9);
+    for policy in &set.policies {
+        assert!(
+            !policy.validations.is_empty(),
+            "{} has no validation",
+            policy.name
+        );
+        assert!(
+            policy.uses_impact,
+            "{} does not read the impact estimate",
+            policy.name
+        );
+    }
+}
+
+#[test]
+fn pack_names_are_unique_prefixed_and_match_their_files() {
+    let set = pack::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let mut names = HashSet::new();
+    for (policy, (file, _)) in set.policies.iter().zip(pack::files()) {
+        assert!(
+            names.insert(policy.name.clone()),
+            "duplicate policy name {}",
+            policy.name
+        );
+        let stem = file.trim_start_matches("pack/").trim_end_matches(".yaml");
+        assert_eq!(policy.name, format!("suture-{stem}"), "{file}");
+    }
+}
+
+#[test]
+fn pack_judges_operators_takes_params_and_has_the_escape_hatch() {
+    let set = pack::builtin().unwrap_or_else(|e| panic!("{e}"));
+    for policy in &set.policies {
+        assert_eq!(policy.kind, PolicyKind::SafetyPolicy, "{}", policy.name);
+        let subjects = policy
+            .subjects
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no subjects", policy.name));
+        assert_eq!(subjects.service_accounts, ["*/*"], "{}", policy.name);
+        assert_eq!(
+            subjects.exclude_service_accounts,
+            ["kube-system/*"],
+            "{}",
+            policy.name
+        );
+        assert!(
+            policy.match_constraints.is_some(),
+            "{} matches every request",
+            policy.name
+        );
+        assert_eq!(policy.actions, [Action::Deny], "{}", policy.name);
+        assert_eq!(
+            policy.allow_annotation.as_deref(),
+            Some("suture.dev/allow-disruption"),
+            "{}",
+            policy.name
+        );
+        assert_eq!(
+            policy.param_kind,
+            Some((params::API_VERSION.to_owned(), params::KIND.to_owned())),
+            "{}",
+            policy.name
+        );
+        let conditions: Vec<&str> = policy.match_conditions.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(conditions, ["in-scope", "enabled"], "{}", policy.name);
+        for validation in &policy.validations {
+            assert!(validation.message_expression.is_some(), "{}", policy.name);
+            assert!(validation.message.is_some(), "{}", policy.name);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decisions on the testdata scenes, in the exact AdmissionReview wire form.
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata")
+}
+
+/// Every scene at once, as the pack suites load them.
+fn scenes() -> &'static ClusterModel {
+    static MODEL: OnceLock<ClusterModel> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dirs: Vec<PathBuf> = ["database", "web", "operator", "mixed", "platform"]
+            .iter()
+            .map(|scene| testdata().join("clusters").join(scene))
+            .collect();
+        let paths: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+        load_snapshots(&paths, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+fn review(
+    operation: &str,
+    user: &str,
+    kind: (&str, &str, &str),
+    resource: &str,
+    old: Json,
+    new: Json,
+) -> Request {
+    let (group, version, kind) = kind;
+    let metadata = if old.is_null() {
+        &new["metadata"]
+    } else {
+        &old["metadata"]
+    };
+    let request = json!({
+        "uid": "3b0c8f1e-2d7a-4c35-9a57-6b4f3e2d1c0a",
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "name": metadata["name"],
+        "namespace": metadata["namespace"],
+        "operation": operation,
+        "userInfo": {"username": user, "groups": ["system:serviceaccounts", "system:authenticated"]},
+        "object": new,
+        "oldObject": old,
+        "dryRun": false,
+    });
+    Request::from_review(
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn delete_statefulset(namespace: &str, name: &str, user: &str) -> Request {
+    let old = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "namespace": namespace}});
+    review(
+        "DELETE",
+        user,
+        ("apps", "v1", "StatefulSet"),
+        "statefulsets",
+        old,
+        Json::Null,
+    )
+}
+
+fn denied_by(decision: &Decision) -> Vec<&str> {
+    decision.denials.iter().map(|d| d.policy.as_str()).collect()
+}
+
+#[test]
+fn deleting_a_budgeted_statefulset_is_denied_with_the_numbers() {
+    let set = pack::builtin().unwrap();
+    let request = delete_statefulset(
+        "mq",
+        "rabbit-server",
+        "system:serviceaccount:mq:rabbitmq-operator",
+    );
+    let decision = evaluate(&set, &request, scenes());
+    assert!(!decision.allowed);
+    let budget = decision
+        .denials
+        .iter()
+        .find(|d| d.policy == "suture-disruption-budget")
+        .unwrap();
+    assert!(
+        budget.message.starts_with(
+            "deleting StatefulSet mq/rabbit-server stops 3 pods; PodDisruptionBudget mq/rabbit would have 0 of 2 required healthy pods"
+        ),
+        "{}",
+        budget.message
+    );
+    assert_eq!(
+        denied_by(&decision),
+        [
+            "suture-disruption-budget",
+            "suture-availability",
+            "suture-availability",
+            "suture-statefulset-quorum"
+        ]
+    );
+}
+
+#[test]
+fn the_control_plane_is_not_judged() {
+    let set = pack::builtin().unwrap();
+    let request = delete_statefulset(
+        "mq",
+        "rabbit-server",
+        "system:serviceaccount:kube-system:generic-garbage-collector",
+    );
+    let decision = evaluate(&set, &request, scenes());
+    assert!(decision.allowed, "{:?}", decision.denials);
+    let not_matched = decision
+        .policies
+        .iter()
+        .all(|result| matches!(result.outcome, policies_cel::eval::Outcome::NotMatched));
+    assert!(not_matched, "no pack policy applies: {:?}", decision.policies);
+}
+
+#[test]
+fn params_switch_a_policy_off_and_lower_the_cascade_limit() {
+    let tuning = r#"
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPackParams
+metadata: {name: default}
+spec:
+  maxDeletedObjects: 3
+  disabledPolicies: [suture-availability, suture-statefulset-quorum, suture-disruption-budget]
+"#;
+    let set = pack::builtin_loader()
+        .unwrap()
+        .add_params_str("tuning.yaml", tuning)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let request = delete_statefulset(
+        "coordination",
+        "zk",
+        "system:serviceaccount:coordination:zk-operator",
+    );
+    let decision = evaluate(&set, &request, scenes());
+    assert_eq!(denied_by(&decision), ["suture-blast-radius"]);
+    assert!(
+        decision.denials[0]
+            .message
+            .contains("more than the 3 allowed at once"),
+        "{}",
+        decision.denials[0].message
+    );
+}
+
+#[test]
+fn without_a_model_the_pack_fails_closed_and_says_why() {
+    // The pack's failurePolicy is Fail: a disruptive request it cannot estimate is refused,
+    // with a message naming the missing model; requests it does not match are untouched.
+    let set = pack::builtin().unwrap();
+    let request = delete_statefulset(
+        "mq",
+        "rabbit-server",
+        "system:serviceaccount:mq:rabbitmq-operator",
+    );
+    let decision = evaluate(&set, &request, &EmptyCluster);
+    assert!(!decision.allowed);
+    assert!(
+        decision.denials[0].message.contains("no cluster model"),
+        "{}",
+        decision.denials[0].message
+    );
+
+    let create =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "mq"}});
+    let request = review(
+        "CREATE",
+        "system:serviceaccount:mq:rabbitmq-operator",
+        ("", "v1", "ConfigMap"),
+        "configmaps",
+        Json::Null,
+        create,
+    );
+    let decision = evaluate(&set, &request, &EmptyCluster);
+    assert!(decision.allowed && decision.warnings.is_empty(), "{decision:?}");
+}
+
+#[test]
+fn the_params_crd_names_the_kind_the_policies_take() {
+    let crd = params::crd();
+    assert_eq!(crd.spec.names.kind, params::KIND);
+    let text = pack::files().iter().map(|(_, text)| *text).collect::<String>();
+    assert_eq!(
+        text.matches(&format!("kind: {}", params::KIND)).count(),
+        pack::files().len()
+    );
+}

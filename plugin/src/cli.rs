@@ -5,7 +5,8 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::{
     check::CheckArgs, completion::CompletionArgs, eval::EvalArgs, explain::ExplainArgs, impact::ImpactArgs,
-    install::InstallArgs, replay::ReplayArgs, scaffold::ScaffoldArgs, test::TestArgs, version::VersionArgs,
+    install::InstallArgs, replay::ReplayArgs, scaffold::ScaffoldArgs, snapshot::SnapshotArgs, test::TestArgs,
+    version::VersionArgs,
 };
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
@@ -14,7 +15,7 @@ use crate::commands::{
     name = "kubectl-suture",
     bin_name = "kubectl suture",
     version,
-    about = "Judge Kubernetes admission requests with CEL safety policies, offline",
+    about = "Judge Kubernetes admission requests with CEL safety policies, offline or against a live cluster",
     long_about = "Suture judges what an admission request would do to the cluster with CEL safety \
                   policies (ValidatingAdmissionPolicy and SafetyPolicy). These commands run the same \
                   evaluation as the suture-gateway webhook, offline.",
@@ -48,6 +49,9 @@ Examples:
   # Install the admission gateway, judging one operator's requests
   kubectl suture install --service-account ops/db-operator | kubectl apply --server-side -f -
 
+  # Snapshot the live cluster, then ask what-ifs offline
+  kubectl suture snapshot > cluster.yaml
+
   # Which of last month's requests would the pack have refused?
   kubectl suture replay --audit-log audit.log --cluster snapshot.json
 
@@ -76,6 +80,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Write a new policy and its test suite, ready to edit
     Scaffold(ScaffoldArgs),
+    /// Write the live cluster as a slim `kind: List` snapshot for --cluster
+    Snapshot(SnapshotArgs),
     /// Run policy unit-test suites (kind: SutureTest)
     Test(TestArgs),
     /// Print the version

@@ -1,6 +1,7 @@
 //! The cluster a command sees: `--cluster` snapshots (files or directories of what
 //! `kubectl get -o yaml|json` prints) loaded into one model, with a progress bar on stderr for
-//! big snapshots when stderr is a terminal; an empty cluster when no snapshot is given.
+//! big snapshots when stderr is a terminal; else the live cluster of the kubeconfig, read as far
+//! as the request reaches ([`crate::live`]); else (no kubeconfig) an empty cluster.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,8 @@ use policies_cel::cluster::{Progress, load_snapshots};
 use policies_cel::{ClusterView, EmptyCluster};
 
 use crate::exit::Failure;
+use crate::live::{self, Connection, Credentials, KubeArgs, ModelSink, Scope};
+use crate::whatif::{Subject, WhatIfArgs, target::target};
 
 /// Snapshots smaller than this load too fast for a bar to be worth drawing.
 const PROGRESS_THRESHOLD_BYTES: u64 = 8 << 20;
@@ -32,6 +35,73 @@ pub fn load(snapshots: &[PathBuf]) -> Result<Box<dyn ClusterView>, Failure> {
         Failure::usage(anyhow::Error::new(error).context("cannot load the --cluster snapshots"))
     })?;
     Ok(Box::new(model))
+}
+
+/// Where a command's cluster comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `--cluster` snapshots.
+    Snapshots,
+    /// The live cluster: no `--cluster`, and a kubeconfig (or a pod's service account).
+    Live(Credentials),
+    /// Neither: an empty cluster.
+    Empty,
+}
+
+/// The source for `--cluster PATH...` and kubectl's connection flags.
+pub fn source(snapshots: &[PathBuf], kube: &KubeArgs) -> Source {
+    if !snapshots.is_empty() {
+        return Source::Snapshots;
+    }
+    live::credentials(kube).map_or(Source::Empty, Source::Live)
+}
+
+/// The cluster to judge a what-if `subject` against, and the what-if flags with the namespace
+/// defaulted as kubectl defaults it (the context's namespace in live mode). Live mode reads the
+/// cluster-scoped kinds, then only what a request on the subject can reach (`-A`: everything).
+pub fn for_request(
+    snapshots: &[PathBuf],
+    kube: &KubeArgs,
+    subject: &Subject,
+    what_if: &WhatIfArgs,
+) -> Result<(Box<dyn ClusterView>, WhatIfArgs), Failure> {
+    let credentials = match source(snapshots, kube) {
+        Source::Snapshots => return Ok((load(snapshots)?, what_if.clone())),
+        Source::Empty => return Ok((Box::new(EmptyCluster), what_if.clone())),
+        Source::Live(credentials) => credentials,
+    };
+    let mut connection = Connection::open(kube, &credentials, false)?;
+    let mut what_if = what_if.clone();
+    if what_if.namespace.is_none() {
+        what_if.namespace = Some(connection.default_namespace().to_owned());
+    }
+    let mut sink = ModelSink::default();
+    connection.read_cluster_scoped(&mut |object| sink.add(object))?;
+    let scope = if kube.all_namespaces {
+        Scope::everything()
+    } else {
+        target(subject, &what_if, &sink.model).map_or_else(Scope::nothing, |target| {
+            live::scope::for_target(&target, &sink.model)
+        })
+    };
+    connection.read_scope(&scope, &mut |object| sink.add(object))?;
+    connection.finish();
+    Ok((Box::new(sink.model), what_if))
+}
+
+/// The whole live cluster as a model (`test --live`).
+pub fn live_model(kube: &KubeArgs) -> Result<Box<dyn ClusterView>, Failure> {
+    let credentials = live::credentials(kube).ok_or_else(|| {
+        Failure::usage(anyhow::anyhow!(
+            "no kubeconfig: give --kubeconfig, set $KUBECONFIG, or create ~/.kube/config"
+        ))
+    })?;
+    let mut connection = Connection::open(kube, &credentials, false)?;
+    let mut sink = ModelSink::default();
+    connection.read_cluster_scoped(&mut |object| sink.add(object))?;
+    connection.read_scope(&Scope::everything(), &mut |object| sink.add(object))?;
+    connection.finish();
+    Ok(Box::new(sink.model))
 }
 
 /// The progress bar, decided on at the first report (which knows the total).

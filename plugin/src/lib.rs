@@ -13,6 +13,7 @@ pub mod input;
 pub mod install;
 pub mod kinds;
 pub mod known_kinds;
+pub mod live;
 pub mod output;
 pub mod policies;
 pub mod replay;
@@ -40,6 +41,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
         Command::Install(args) => commands::install::run(args),
         Command::Replay(args) => commands::replay::run(args, style),
         Command::Scaffold(args) => commands::scaffold::run(args),
+        Command::Snapshot(args) => commands::snapshot::run(args),
         Command::Test(args) => commands::test::run(args, style),
         Command::Version(args) => Ok(commands::version::run(args)),
     }

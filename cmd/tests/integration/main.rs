@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test crate: failing loudly is the point
 
 mod common;
+mod mock_api;
 
 mod cli_authoring;
 mod cli_check;
@@ -12,6 +13,7 @@ mod cli_eval;
 mod cli_fixtures;
 mod cli_impact;
 mod cli_install;
+mod cli_live;
 mod cli_replay;
 mod cli_test;
 mod cli_version;

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use kube::core::ApiResource;
+pub use policies_cel::cluster::api::kinds::instance_resource;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -34,34 +35,6 @@ pub enum Command {
 /// The name of the watch of `crd`'s instances.
 pub fn instance_watch_name(crd: &str) -> String {
     format!("{crd} (instances)")
-}
-
-/// The resource to watch a CRD's instances through: its storage version when served, else
-/// its first served version. `None` for a CRD without a served version.
-pub fn instance_resource(crd: &Value) -> Option<(String, ApiResource)> {
-    let name = crd["metadata"]["name"].as_str()?;
-    let spec = &crd["spec"];
-    let group = spec["group"].as_str()?;
-    let kind = spec["names"]["kind"].as_str()?;
-    let plural = spec["names"]["plural"].as_str()?;
-    let served: Vec<&Value> = spec["versions"]
-        .as_array()?
-        .iter()
-        .filter(|v| v["served"].as_bool().unwrap_or(false))
-        .collect();
-    let version = served
-        .iter()
-        .find(|v| v["storage"].as_bool().unwrap_or(false))
-        .or(served.first())?["name"]
-        .as_str()?;
-    let resource = ApiResource {
-        group: group.to_owned(),
-        version: version.to_owned(),
-        api_version: format!("{group}/{version}"),
-        kind: kind.to_owned(),
-        plural: plural.to_owned(),
-    };
-    Some((name.to_owned(), resource))
 }
 
 /// The CRDs' own objects into the model, and instance watches requested from the supervisor.
@@ -138,28 +111,6 @@ mod tests {
             "metadata": {"name": name},
             "spec": {"group": "example.com", "scope": "Namespaced",
                 "names": {"kind": "Widget", "plural": "widgets"}, "versions": versions}})
-    }
-
-    #[test]
-    fn instances_are_watched_through_the_served_storage_version() {
-        let (_, resource) = instance_resource(&crd(
-            "widgets.example.com",
-            json!([{"name": "v1alpha1", "served": true, "storage": false},
-                   {"name": "v1", "served": true, "storage": true}]),
-        ))
-        .unwrap();
-        assert_eq!(resource.api_version, "example.com/v1");
-        assert_eq!(
-            (resource.kind.as_str(), resource.plural.as_str()),
-            ("Widget", "widgets")
-        );
-        let (_, resource) = instance_resource(&crd(
-            "widgets.example.com",
-            json!([{"name": "v2", "served": false, "storage": true}, {"name": "v1", "served": true}]),
-        ))
-        .unwrap();
-        assert_eq!(resource.version, "v1");
-        assert!(instance_resource(&crd("w", json!([{"name": "v1", "served": false}]))).is_none());
     }
 
     #[test]

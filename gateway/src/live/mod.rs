@@ -10,7 +10,7 @@
 
 mod client;
 pub mod crds;
-pub mod kinds;
+pub use policies_cel::cluster::api::kinds;
 pub mod policies;
 pub mod strip;
 mod supervisor;

@@ -1,15 +1,11 @@
-//! Stripping on arrival: an object from a watch becomes the JSON the projection reads, without
-//! what the gateway must not keep or does not need — `metadata.managedFields`, the
-//! `kubectl.kubernetes.io/last-applied-configuration` annotation (a full copy of the object,
-//! Secret values included when applied from a manifest), and the values of Secrets and
-//! ConfigMaps (their key names are kept: the estimate reads which keys exist).
+//! Stripping on arrival: an object from a watch becomes the JSON the projection reads, through
+//! policies-cel's [`object_json`] — no `metadata.managedFields`, no last-applied annotation, no
+//! values of Secrets and ConfigMaps (their key names are kept).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
-use serde_json::{Map, Value};
-
-/// The annotation `kubectl apply` keeps a copy of the applied object in.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub use policies_cel::cluster::api::strip::{LAST_APPLIED, object_json};
+use serde_json::Value;
 
 /// An object a watch delivers: its metadata and the rest of its fields.
 pub trait Watched:
@@ -38,48 +34,10 @@ impl Watched for PartialObjectMeta<DynamicObject> {
     }
 }
 
-/// The stripped object as JSON, with `apiVersion` and `kind` from `resource` (list items and
-/// metadata-only objects do not carry their own).
-pub fn object_json(resource: &ApiResource, mut meta: ObjectMeta, data: Value) -> Value {
-    meta.managed_fields = None;
-    if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove(LAST_APPLIED);
-    }
-    let mut object = match data {
-        Value::Object(fields) => fields,
-        _ => Map::new(),
-    };
-    object.insert("apiVersion".into(), resource.api_version.clone().into());
-    object.insert("kind".into(), resource.kind.clone().into());
-    object.insert(
-        "metadata".into(),
-        serde_json::to_value(meta).unwrap_or(Value::Null),
-    );
-    if resource.group.is_empty() {
-        match resource.kind.as_str() {
-            "Secret" => blank_values(&mut object, &["data", "stringData"]),
-            "ConfigMap" => blank_values(&mut object, &["data", "binaryData"]),
-            _ => {}
-        }
-    }
-    Value::Object(object)
-}
-
 /// A watched object, stripped.
 pub fn watched_json<K: Watched>(resource: &ApiResource, object: K) -> Value {
     let (meta, data) = object.into_parts();
     object_json(resource, meta, data)
-}
-
-/// Replaces every value under each of `fields` with an empty string, keeping the keys.
-fn blank_values(object: &mut Map<String, Value>, fields: &[&str]) {
-    for field in fields {
-        if let Some(Value::Object(entries)) = object.get_mut(*field) {
-            for value in entries.values_mut() {
-                *value = Value::String(String::new());
-            }
-        }
-    }
 }
 
 #[cfg(test)]

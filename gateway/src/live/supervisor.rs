@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use crate::live::LiveConfig;
 use crate::live::crds::{Command, CrdSync, instance_watch_name};
-use crate::live::kinds::{self, watch_name};
+use crate::live::kinds::{self, resource_name as watch_name};
 use crate::live::policies::{self, ClusterPolicies};
 use crate::live::sync::ModelSync;
 use crate::live::watch::{self, Watch};

@@ -6,11 +6,12 @@ use clap::Args;
 use policies_cel::evaluate;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::live::KubeArgs;
 use crate::output::{self, Output};
 use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
-use crate::whatif::{self, WhatIfArgs};
+use crate::whatif::{self, Subject, WhatIfArgs};
 use crate::{cluster, policies};
 
 /// Arguments of `kubectl suture check`.
@@ -33,9 +34,14 @@ pub struct CheckArgs {
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
 
-    /// Cluster snapshot file or directory (repeatable; snapshots arrive with the cluster model)
+    /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` or `kubectl suture
+    /// snapshot` writes it (repeatable). Without it the kubeconfig's cluster is read (only what
+    /// the request can reach; -A for everything), or an empty cluster when there is no kubeconfig
     #[arg(long = "cluster", value_name = "PATH")]
     pub cluster: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
 
     /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.denials[*].policy}')
     #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
@@ -55,6 +61,10 @@ Examples:
   kubectl suture check delete statefulset/db -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
   kubectl suture check scale deployment/web --replicas 0 -n shop --cluster snapshot.json
 
+  # Against the live cluster of the current kubeconfig context (reads what the request reaches)
+  kubectl suture check delete statefulset/db -n prod --as system:serviceaccount:prod:db-operator
+  kubectl suture check delete node/pool-3 --context staging --request-timeout 30s
+
   # What if this manifest were applied (UPDATE when it exists in the snapshot, else CREATE)?
   kubectl suture check -f deployment.yaml --cluster snapshot.json
 
@@ -67,7 +77,8 @@ Examples:
 Exit status:
   0  allowed
   1  denied
-  2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview)
+  2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
+     a cluster that cannot be read)
   3  a policy failed to load or compile";
 
 /// `--policies` values: `builtin` or a path.
@@ -84,9 +95,10 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 
 /// Runs `check`: 0 allowed, 1 denied.
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
-    let cluster = cluster::load(&args.cluster)?;
-    let request = whatif::request(args.filename.as_deref(), &args.what_if, cluster.as_ref())?;
+    let subject = Subject::read(args.filename.as_deref(), &args.what_if)?;
     let set = policies::load(&args.policies, &args.params)?;
+    let (cluster, what_if) = cluster::for_request(&args.cluster, &args.kube, &subject, &args.what_if)?;
+    let request = whatif::request(&subject, &what_if, cluster.as_ref())?;
     let mut decision = evaluate(&set, &request, cluster.as_ref());
     if decision.impact.is_none() && cluster.object_count() > 0 {
         decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));

@@ -7,9 +7,10 @@ use clap::Args;
 use policies_cel::impact::estimate;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::live::KubeArgs;
 use crate::output::{self, Output};
 use crate::style::Style;
-use crate::whatif::{self, WhatIfArgs};
+use crate::whatif::{self, Subject, WhatIfArgs};
 use crate::{cluster, report};
 
 /// Arguments of `kubectl suture impact`.
@@ -24,9 +25,14 @@ pub struct ImpactArgs {
     #[command(flatten)]
     pub what_if: WhatIfArgs,
 
-    /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` prints it (repeatable)
+    /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` or `kubectl suture
+    /// snapshot` writes it (repeatable). Without it the kubeconfig's cluster is read (only what
+    /// the request can reach; -A for everything), or an empty cluster when there is no kubeconfig
     #[arg(long = "cluster", value_name = "PATH")]
     pub cluster: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
 
     /// Output format: a tree for people (text), the `impact` document as json or yaml, or
     /// jsonpath=TEMPLATE (e.g. jsonpath='{.summary.podsDisrupted}')
@@ -43,18 +49,22 @@ Examples:
   kubectl suture impact delete node/pool-3 --cluster snapshot/
   kubectl suture impact scale sts/zk --replicas 2 -n coordination --cluster snapshot/
 
+  # Against the live cluster of the kubeconfig (reads what the request reaches)
+  kubectl suture impact delete namespace/payments --context prod
+
   # The same estimate as policies see it (the CEL variable `impact`)
   kubectl suture impact -f review.yaml --cluster cluster.yaml -o json
 
 Exit status:
   0  the estimate was printed
   2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
-     a snapshot that does not load)";
+     a snapshot that does not load, a cluster that cannot be read)";
 
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let cluster = cluster::load(&args.cluster)?;
-    let request = whatif::request(args.filename.as_deref(), &args.what_if, cluster.as_ref())?;
+    let subject = Subject::read(args.filename.as_deref(), &args.what_if)?;
+    let (cluster, what_if) = cluster::for_request(&args.cluster, &args.kube, &subject, &args.what_if)?;
+    let request = whatif::request(&subject, &what_if, cluster.as_ref())?;
     let impact = estimate(&request, cluster.as_ref());
     let text = match output::render(&args.output, &impact)
         .map_err(anyhow::Error::msg)

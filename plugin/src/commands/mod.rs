@@ -8,5 +8,6 @@ pub mod impact;
 pub mod install;
 pub mod replay;
 pub mod scaffold;
+pub mod snapshot;
 pub mod test;
 pub mod version;

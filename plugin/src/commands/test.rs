@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use regex::Regex;
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::live::KubeArgs;
 use crate::report;
 use crate::style::Style;
 use crate::suite;
@@ -35,6 +36,14 @@ pub struct TestArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t)]
     pub output: TestOutput,
 
+    /// Judge the suites that name no `cluster:` against the live cluster of the kubeconfig
+    /// (read once, whole) instead of an empty cluster. Suites stay hermetic without it.
+    #[arg(long = "live")]
+    pub live: bool,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
+
     /// Run only the cases whose name (or `<suite>/<case>`) matches this regular expression
     #[arg(long = "run", value_name = "REGEX")]
     pub run: Option<String>,
@@ -50,6 +59,9 @@ Examples:
 
   # Run the scale-down cases of one suite
   kubectl suture test policies/statefulsets.test.yaml --run 'scale.?down'
+
+  # Judge the suites that name no cluster against the live cluster of a context
+  kubectl suture test policies/ --live --context staging
 
   # JUnit XML for CI
   kubectl suture test policies/ -o junit > suture-junit.xml
@@ -87,8 +99,13 @@ pub fn run(args: &TestArgs, style: Style) -> Result<Exit, Failure> {
                 .count()
         })
         .sum();
+    let live = if args.live || args.kube.explicit() {
+        Some(crate::cluster::live_model(&args.kube)?)
+    } else {
+        None
+    };
     let progress = progress_bar(selected);
-    let result = suite::run(&suites, filter.as_ref(), &progress);
+    let result = suite::run(&suites, filter.as_ref(), live.as_deref(), &progress);
     progress.finish_and_clear();
     let result = result?;
     let text = match args.output {

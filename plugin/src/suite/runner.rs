@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use policies_cel::impact::estimate;
-use policies_cel::{Decision, evaluate};
+use policies_cel::{ClusterView, Decision, evaluate};
 use regex::Regex;
 
 use crate::exit::Failure;
@@ -79,7 +79,14 @@ pub fn selected(filter: Option<&Regex>, suite: &Suite, case: &str) -> bool {
 
 /// Runs the cases of `suites` selected by `filter`. A suite whose policies fail to load stops the
 /// run (exit 3).
-pub fn run(suites: &[Suite], filter: Option<&Regex>, progress: &ProgressBar) -> Result<RunResult, Failure> {
+/// `live` judges the suites that name no `cluster:` (`test --live`); without it they get an
+/// empty cluster.
+pub fn run(
+    suites: &[Suite],
+    filter: Option<&Regex>,
+    live: Option<&dyn ClusterView>,
+    progress: &ProgressBar,
+) -> Result<RunResult, Failure> {
     let started = Instant::now();
     let mut result = RunResult::default();
     for suite in suites {
@@ -99,19 +106,27 @@ pub fn run(suites: &[Suite], filter: Option<&Regex>, progress: &ProgressBar) -> 
                 anyhow::anyhow!("{:#}", failure.error()).context(format!("suite {}", suite.file.display()));
             Failure::new(exit, error)
         })?;
-        let cluster = crate::cluster::load(&suite.cluster).map_err(|failure| {
-            let exit = failure.exit();
-            let error =
-                anyhow::anyhow!("{:#}", failure.error()).context(format!("suite {}", suite.file.display()));
-            Failure::new(exit, error)
-        })?;
+        let own = match (suite.cluster.is_empty(), live) {
+            (true, Some(_)) => None,
+            _ => Some(crate::cluster::load(&suite.cluster).map_err(|failure| {
+                let exit = failure.exit();
+                let error = anyhow::anyhow!("{:#}", failure.error())
+                    .context(format!("suite {}", suite.file.display()));
+                Failure::new(exit, error)
+            })?),
+        };
+        let cluster: &dyn ClusterView = match (&own, live) {
+            (Some(own), _) => own.as_ref(),
+            (None, Some(live)) => live,
+            (None, None) => &policies_cel::EmptyCluster,
+        };
         let mut cases = Vec::with_capacity(selected_cases.len());
         for case in selected_cases {
             progress.set_message(case.name.clone());
             let case_started = Instant::now();
-            let mut decision = evaluate(&set, &case.request, cluster.as_ref());
+            let mut decision = evaluate(&set, &case.request, cluster);
             if decision.impact.is_none() && case.expect.reads_impact() {
-                decision.impact = Some(estimate(&case.request, cluster.as_ref()));
+                decision.impact = Some(estimate(&case.request, cluster));
             }
             let failures = case.expect.mismatches(&decision);
             cases.push(CaseResult {

@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod build;
+pub mod target;
 
 use std::path::Path;
 
@@ -18,39 +19,64 @@ use crate::exit::{Exit, Failure, OrExit};
 use crate::input;
 use crate::review::build_review;
 
-/// The request to judge, from `-f` (a review or a manifest) or from the what-if action.
-pub fn request(
-    filename: Option<&Path>,
-    args: &WhatIfArgs,
-    cluster: &dyn ClusterView,
-) -> Result<Request, Failure> {
-    let spec = match filename {
-        Some(path) => {
-            if !args.action.is_empty() {
+/// What `-f` or the action names, read once (stdin cannot be read twice).
+#[derive(Debug, Clone)]
+pub enum Subject {
+    /// An AdmissionReview as recorded.
+    Review { name: String, review: Json },
+    /// A plain manifest to create, update or delete.
+    Manifest { name: String, object: Json },
+    /// A what-if action (`delete sts/db`).
+    Action,
+}
+
+impl Subject {
+    /// Reads `-f` (or takes the action), refusing contradictory flags.
+    pub fn read(filename: Option<&Path>, args: &WhatIfArgs) -> Result<Self, Failure> {
+        let Some(path) = filename else {
+            if args.action.is_empty() {
                 return Err(Failure::usage(anyhow!(
-                    "give either -f or a what-if action, not both"
+                    "nothing to judge: give -f REVIEW|MANIFEST, or a what-if action such as `delete statefulset/db -n prod`"
                 )));
             }
-            let source = input::read_source(path).or_exit(Exit::Usage)?;
-            let document = input::parse_one(&source).or_exit(Exit::Usage)?;
-            if is_review(&document) {
-                if args.any() {
-                    return Err(Failure::usage(anyhow!(
-                        "{}: an AdmissionReview already says what the request is (--operation/--replicas apply to manifests)",
-                        source.name
-                    )));
-                }
-                return Request::from_review(document)
-                    .map_err(|e| Failure::usage(anyhow!("{}: {e}", source.name)));
-            }
-            build::manifest(args, document, cluster).map_err(|e| Failure::usage(e.context(source.name)))?
-        }
-        None if args.action.is_empty() => {
+            return Ok(Subject::Action);
+        };
+        if !args.action.is_empty() {
             return Err(Failure::usage(anyhow!(
-                "nothing to judge: give -f REVIEW|MANIFEST, or a what-if action such as `delete statefulset/db -n prod`"
+                "give either -f or a what-if action, not both"
             )));
         }
-        None => build::action(args, cluster).map_err(Failure::usage)?,
+        let source = input::read_source(path).or_exit(Exit::Usage)?;
+        let document = input::parse_one(&source).or_exit(Exit::Usage)?;
+        if !is_review(&document) {
+            return Ok(Subject::Manifest {
+                name: source.name,
+                object: document,
+            });
+        }
+        if args.any() {
+            return Err(Failure::usage(anyhow!(
+                "{}: an AdmissionReview already says what the request is (--operation/--replicas apply to manifests)",
+                source.name
+            )));
+        }
+        Ok(Subject::Review {
+            name: source.name,
+            review: document,
+        })
+    }
+}
+
+/// The request to judge: an AdmissionReview as given, or the one kube-apiserver would send for a
+/// manifest or an action, built against `cluster`.
+pub fn request(subject: &Subject, args: &WhatIfArgs, cluster: &dyn ClusterView) -> Result<Request, Failure> {
+    let spec = match subject {
+        Subject::Review { name, review } => {
+            return Request::from_review(review.clone()).map_err(|e| Failure::usage(anyhow!("{name}: {e}")));
+        }
+        Subject::Manifest { name, object } => build::manifest(args, object.clone(), cluster)
+            .map_err(|e| Failure::usage(e.context(name.clone())))?,
+        Subject::Action => build::action(args, cluster).map_err(Failure::usage)?,
     };
     let review = build_review(&spec).map_err(|e| Failure::usage(anyhow!("{e}")))?;
     Request::from_review(review).map_err(|e| Failure::usage(anyhow!("{e}")))

@@ -4,6 +4,7 @@
 //! over slim objects ([`object`]) with indexes; the plugin fills one from snapshot files, the
 //! gateway from watches.
 
+pub mod api;
 mod index;
 pub mod json;
 mod model;

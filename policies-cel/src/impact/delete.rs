@@ -150,6 +150,21 @@ fn cascade(
     }
 }
 
+/// Deletes every object of a sweep (a Namespace's contents, a CRD's instances), owners first:
+/// the objects no live object owns, each with its dependents, then the rest. So a pod is reached
+/// through its deleted ReplicaSet (not replaced) whatever order the model holds them in.
+fn sweep(view: &dyn ClusterView, objects: Vec<&Object>, reason: &str, effects: &mut Effects) {
+    let (roots, owned): (Vec<&Object>, Vec<&Object>) = objects.into_iter().partition(|object| {
+        object
+            .owners
+            .iter()
+            .all(|owner| view.by_uid(&owner.uid).is_none())
+    });
+    for object in roots.into_iter().chain(owned) {
+        cascade(view, object, Propagation::Background, reason.to_owned(), effects);
+    }
+}
+
 /// What deleting one object of each kind sets off besides its dependents.
 fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut Effects) {
     let key = &object.key;
@@ -162,21 +177,12 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
             effects.stop(object, replaced, true, "deleted");
         }
         Spec::Namespace => {
-            for inside in view.in_namespace(&key.name) {
-                cascade(
-                    view,
-                    inside,
-                    Propagation::Background,
-                    format!("in deleted Namespace {}", key.name),
-                    effects,
-                );
-            }
+            let reason = format!("in deleted Namespace {}", key.name);
+            sweep(view, view.in_namespace(&key.name), &reason, effects);
         }
         Spec::CustomResourceDefinition { group, kind, .. } => {
-            for instance in view.of_kind(group, kind) {
-                let reason = format!("instance of deleted CustomResourceDefinition {}", key.name);
-                cascade(view, instance, Propagation::Background, reason, effects);
-            }
+            let reason = format!("instance of deleted CustomResourceDefinition {}", key.name);
+            sweep(view, view.of_kind(group, kind), &reason, effects);
         }
         Spec::Node { .. } => {
             for pod in view.pods_on_node(&key.name) {

@@ -175,6 +175,46 @@ fn deleting_a_namespace_takes_everything_in_it() {
     );
 }
 
+/// A live model holds objects in the order its watches delivered them: pods before their
+/// ReplicaSet and Deployment must not make the sweep of a Namespace see them as replaced.
+#[test]
+fn a_namespace_sweep_does_not_depend_on_the_model_order() {
+    let deployment = deployment("shop", "web", 2, "web");
+    let replicaset = owned_by(replicaset("shop", "web-1", 2, "web"), &deployment);
+    let pods: Vec<Object> = ["web-1-a", "web-1-b"]
+        .into_iter()
+        .map(|name| {
+            owned_by(
+                with_labels(pod("shop", name, "n1", true), &[("app", "web")]),
+                &replicaset,
+            )
+        })
+        .collect();
+    let namespace = object("Namespace", "", "shop", Spec::Namespace);
+    let owners_first = model(
+        [
+            vec![namespace.clone(), deployment.clone(), replicaset.clone()],
+            pods.clone(),
+        ]
+        .concat(),
+    );
+    let pods_first = model([vec![namespace], pods, vec![replicaset, deployment]].concat());
+    let request = delete(("", "v1", "namespaces"), "Namespace", "", "shop", None);
+    let (a, b) = (estimate(&request, &owners_first), estimate(&request, &pods_first));
+    assert_eq!(a.summary, b.summary);
+    for impact in [&a, &b] {
+        assert!(impact.pods.iter().all(|p| !p.replaced), "{:#?}", impact.pods);
+        assert!(
+            impact
+                .deleted
+                .iter()
+                .any(|d| d.object.name == "web-1-a" && d.reason.contains("owned by ReplicaSet")),
+            "{:#?}",
+            deleted_names(impact)
+        );
+    }
+}
+
 #[test]
 fn deleting_a_claim_in_use_loses_its_data_later() {
     let (cluster, _) = database(Retention::default());

@@ -15,10 +15,17 @@ pub fn root() -> PathBuf {
 }
 
 /// `kubectl-suture`, run from the workspace root, with colour switched off by nothing but the
-/// pipe (NO_COLOR removed so the terminal detection is what is tested).
+/// pipe (NO_COLOR removed so the terminal detection is what is tested), and no kubeconfig.
 pub fn suture() -> Command {
     let mut cmd = Command::cargo_bin("kubectl-suture").expect("kubectl-suture is built");
-    cmd.current_dir(root()).env_remove("NO_COLOR");
+    // Hermetic: no kubeconfig of the machine's (live mode reads one when it finds one).
+    cmd.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env(
+            "KUBECONFIG",
+            root().join("cmd/tests/fixtures/live/no-such-kubeconfig"),
+        )
+        .env_remove("KUBERNETES_SERVICE_HOST");
     cmd
 }
 

@@ -1,0 +1,225 @@
+//! Live cluster mode: the cluster read through kube's client instead of a snapshot, for
+//! `check`, `impact`, `test` and `snapshot`.
+//!
+//! A [`Connection`] resolves credentials as kubectl does ([`client`], flags in [`args`]),
+//! reads the cluster-scoped kinds first (Namespaces, Nodes, PersistentVolumes, CRDs), then only
+//! the namespaces and custom resources the request can reach ([`scope`]); every list is paged
+//! and stripped on arrival ([`list`]), with a progress bar on a terminal ([`progress`]).
+
+pub mod args;
+pub mod client;
+pub mod list;
+mod progress;
+pub mod scope;
+
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+use kube::core::ApiResource;
+use policies_cel::cluster::api::kinds::{self, instance_resource};
+use policies_cel::cluster::{ClusterModel, project};
+use serde_json::Value;
+
+pub use args::KubeArgs;
+pub use client::{Credentials, credentials};
+pub use scope::{Instances, Namespaces, Scope, Target};
+
+use crate::exit::Failure;
+use list::{ListError, ListRequest};
+
+/// The kinds of [`kinds::builtin`] that are not namespaced.
+const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "CustomResourceDefinition",
+];
+
+/// An open connection to a cluster and the objects read through it.
+pub struct Connection {
+    runtime: tokio::runtime::Runtime,
+    client: kube::Client,
+    bar: progress::Bar,
+    /// Keep objects as the API returns them (`snapshot --full`).
+    full: bool,
+    /// The CRDs read so far (stripped JSON), for their instances.
+    crds: Vec<Value>,
+    /// Lists of resources the server does not serve, reported once at the end.
+    not_served: Vec<String>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("namespace", &self.default_namespace())
+            .field("crds", &self.crds.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Connects with `args` (nothing is read yet). Exit 2 when the kubeconfig cannot be used.
+    pub fn open(args: &KubeArgs, credentials: &Credentials, full: bool) -> Result<Self, Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the runtime of the Kubernetes client")
+            .map_err(Failure::usage)?;
+        let client = runtime
+            .block_on(client::client(args, credentials))
+            .map_err(Failure::usage)?;
+        Ok(Connection {
+            runtime,
+            client,
+            bar: progress::Bar::new(),
+            full,
+            crds: Vec::new(),
+            not_served: Vec::new(),
+        })
+    }
+
+    /// The namespace of the kubeconfig's context (`default` when it names none).
+    pub fn default_namespace(&self) -> &str {
+        self.client.default_namespace()
+    }
+
+    /// Reads the cluster-scoped kinds into `sink`.
+    pub fn read_cluster_scoped(&mut self, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
+        let resources: Vec<ApiResource> = kinds::builtin()
+            .into_iter()
+            .filter(|r| CLUSTER_SCOPED.contains(&r.kind.as_str()))
+            .collect();
+        self.bar.plan(resources.len());
+        for resource in &resources {
+            let is_crd = resource.kind == "CustomResourceDefinition";
+            let objects = self.list(ListRequest {
+                resource,
+                namespace: None,
+                metadata_only: false,
+                full: self.full,
+            })?;
+            for object in objects {
+                if is_crd {
+                    self.crds.push(object.clone());
+                }
+                sink(object);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the namespaced kinds and custom resources of `scope` into `sink`.
+    pub fn read_scope(&mut self, scope: &Scope, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
+        let namespaced: Vec<ApiResource> = kinds::builtin()
+            .into_iter()
+            .filter(|r| !CLUSTER_SCOPED.contains(&r.kind.as_str()))
+            .collect();
+        let instances: Vec<(ApiResource, bool)> = self
+            .crds
+            .iter()
+            .filter(|crd| match &scope.instances {
+                Instances::All => true,
+                Instances::Of(names) => crd["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| names.contains(n)),
+            })
+            .filter_map(|crd| {
+                let (_, resource) = instance_resource(crd)?;
+                Some((resource, crd["spec"]["scope"] == "Namespaced"))
+            })
+            .collect();
+        let namespaces: Vec<Option<String>> = match &scope.namespaces {
+            Namespaces::All => vec![None],
+            Namespaces::Only(names) => names.iter().cloned().map(Some).collect(),
+        };
+        let mut requests: Vec<(ApiResource, Option<String>, bool)> = Vec::new();
+        for namespace in &namespaces {
+            for resource in &namespaced {
+                requests.push((resource.clone(), namespace.clone(), false));
+            }
+            for (resource, namespaced) in &instances {
+                if *namespaced {
+                    requests.push((resource.clone(), namespace.clone(), true));
+                }
+            }
+        }
+        for (resource, namespaced) in &instances {
+            if !namespaced && !namespaces.is_empty() {
+                requests.push((resource.clone(), None, true));
+            }
+        }
+        self.bar.plan(requests.len());
+        for (resource, namespace, metadata_only) in &requests {
+            let objects = self.list(ListRequest {
+                resource,
+                namespace: namespace.as_deref(),
+                metadata_only: *metadata_only,
+                full: self.full,
+            })?;
+            objects.into_iter().for_each(&mut *sink);
+        }
+        Ok(())
+    }
+
+    /// Ends the reads: clears the bar and warns of resources the server does not serve.
+    pub fn finish(&self) {
+        self.bar.finish();
+        for what in &self.not_served {
+            eprintln!("warning: the API server does not serve {what}; read as empty");
+        }
+    }
+
+    /// One list, paged; a resource the server does not serve reads as empty (and is reported).
+    fn list(&mut self, request: ListRequest<'_>) -> Result<Vec<Value>, Failure> {
+        let what = request.describe();
+        let bar = &self.bar;
+        let listed = self
+            .runtime
+            .block_on(list::list(&self.client, request, &mut |count| {
+                bar.listing(&what, count)
+            }));
+        match listed {
+            Ok(objects) => {
+                self.bar.listed(objects.len());
+                Ok(objects)
+            }
+            Err(ListError::NotServed(what)) => {
+                self.bar.listed(0);
+                self.not_served.push(what);
+                Ok(Vec::new())
+            }
+            Err(error) => {
+                self.bar.finish();
+                Err(Failure::usage(anyhow::Error::new(error)))
+            }
+        }
+    }
+}
+
+/// A model filled from a connection's reads, counting what it could not project.
+#[derive(Debug, Default)]
+pub struct ModelSink {
+    pub model: ClusterModel,
+    /// Objects that could not be read into the model, by reason (each reported on stderr).
+    pub skipped: BTreeMap<String, String>,
+}
+
+impl ModelSink {
+    /// Projects `object` into the model; an object that cannot be projected is skipped with a
+    /// warning naming it.
+    pub fn add(&mut self, object: Value) {
+        match project(&object, &mut self.model) {
+            Ok(projected) => self.model.insert(projected),
+            Err(error) => {
+                let name = format!(
+                    "{} {}/{}",
+                    object["kind"].as_str().unwrap_or("object"),
+                    object["metadata"]["namespace"].as_str().unwrap_or(""),
+                    object["metadata"]["name"].as_str().unwrap_or("?")
+                );
+                eprintln!("warning: skipped {name}: {error}");
+                self.skipped.insert(name, error.to_string());
+            }
+        }
+    }
+}

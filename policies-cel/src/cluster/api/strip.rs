@@ -1,0 +1,51 @@
+//! Stripping objects read from the API down to what a model may keep: no
+//! `metadata.managedFields`, no `kubectl.kubernetes.io/last-applied-configuration` annotation (a
+//! full copy of the object, Secret values included when applied from a manifest), and no values
+//! of Secrets and ConfigMaps (their key names are kept: the estimate reads which keys exist).
+//! The gateway strips what its watches deliver; the plugin what it lists and what it writes
+//! into snapshots.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube_core::ApiResource;
+use serde_json::{Map, Value};
+
+/// The annotation `kubectl apply` keeps a copy of the applied object in.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// The stripped object as JSON, with `apiVersion` and `kind` from `resource` (list items and
+/// metadata-only objects do not carry their own).
+pub fn object_json(resource: &ApiResource, mut meta: ObjectMeta, data: Value) -> Value {
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+    let mut object = match data {
+        Value::Object(fields) => fields,
+        _ => Map::new(),
+    };
+    object.insert("apiVersion".into(), resource.api_version.clone().into());
+    object.insert("kind".into(), resource.kind.clone().into());
+    object.insert(
+        "metadata".into(),
+        serde_json::to_value(meta).unwrap_or(Value::Null),
+    );
+    if resource.group.is_empty() {
+        match resource.kind.as_str() {
+            "Secret" => blank_values(&mut object, &["data", "stringData"]),
+            "ConfigMap" => blank_values(&mut object, &["data", "binaryData"]),
+            _ => {}
+        }
+    }
+    Value::Object(object)
+}
+
+/// Replaces every value under each of `fields` with an empty string, keeping the keys.
+fn blank_values(object: &mut Map<String, Value>, fields: &[&str]) {
+    for field in fields {
+        if let Some(Value::Object(entries)) = object.get_mut(*field) {
+            for value in entries.values_mut() {
+                *value = Value::String(String::new());
+            }
+        }
+    }
+}

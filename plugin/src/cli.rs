@@ -9,7 +9,7 @@ use crate::commands::{
     version::VersionArgs,
 };
 
-/// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
+/// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline or live.
 #[derive(Debug, Parser)]
 #[command(
     name = "kubectl-suture",
@@ -18,7 +18,8 @@ use crate::commands::{
     about = "Judge Kubernetes admission requests with CEL safety policies, offline or against a live cluster",
     long_about = "Suture judges what an admission request would do to the cluster with CEL safety \
                   policies (ValidatingAdmissionPolicy and SafetyPolicy). These commands run the same \
-                  evaluation as the suture-gateway webhook, offline.",
+                  evaluation as the suture-gateway webhook, against a cluster snapshot (--cluster) \
+                  or, without one, the cluster of your kubeconfig.",
     after_help = TOP_HELP,
     propagate_version = true,
     disable_help_subcommand = true

@@ -62,6 +62,7 @@ pub fn source(snapshots: &[PathBuf], kube: &KubeArgs) -> Source {
 pub fn for_request(
     snapshots: &[PathBuf],
     kube: &KubeArgs,
+    all_namespaces: bool,
     subject: &Subject,
     what_if: &WhatIfArgs,
 ) -> Result<(Box<dyn ClusterView>, WhatIfArgs), Failure> {
@@ -77,7 +78,7 @@ pub fn for_request(
     }
     let mut sink = ModelSink::default();
     connection.read_cluster_scoped(&mut |object| sink.add(object))?;
-    let scope = if kube.all_namespaces {
+    let scope = if all_namespaces {
         Scope::everything()
     } else {
         target(subject, &what_if, &sink.model).map_or_else(Scope::nothing, |target| {

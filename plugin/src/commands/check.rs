@@ -43,6 +43,10 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub kube: KubeArgs,
 
+    /// Live mode: read every namespace, not only the ones the request reaches
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+
     /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.denials[*].policy}')
     #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
     pub output: Output,
@@ -97,7 +101,13 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let subject = Subject::read(args.filename.as_deref(), &args.what_if)?;
     let set = policies::load(&args.policies, &args.params)?;
-    let (cluster, what_if) = cluster::for_request(&args.cluster, &args.kube, &subject, &args.what_if)?;
+    let (cluster, what_if) = cluster::for_request(
+        &args.cluster,
+        &args.kube,
+        args.all_namespaces,
+        &subject,
+        &args.what_if,
+    )?;
     let request = whatif::request(&subject, &what_if, cluster.as_ref())?;
     let mut decision = evaluate(&set, &request, cluster.as_ref());
     if decision.impact.is_none() && cluster.object_count() > 0 {

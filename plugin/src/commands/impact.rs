@@ -34,6 +34,10 @@ pub struct ImpactArgs {
     #[command(flatten)]
     pub kube: KubeArgs,
 
+    /// Live mode: read every namespace, not only the ones the request reaches
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+
     /// Output format: a tree for people (text), the `impact` document as json or yaml, or
     /// jsonpath=TEMPLATE (e.g. jsonpath='{.summary.podsDisrupted}')
     #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
@@ -63,7 +67,13 @@ Exit status:
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     let subject = Subject::read(args.filename.as_deref(), &args.what_if)?;
-    let (cluster, what_if) = cluster::for_request(&args.cluster, &args.kube, &subject, &args.what_if)?;
+    let (cluster, what_if) = cluster::for_request(
+        &args.cluster,
+        &args.kube,
+        args.all_namespaces,
+        &subject,
+        &args.what_if,
+    )?;
     let request = whatif::request(&subject, &what_if, cluster.as_ref())?;
     let impact = estimate(&request, cluster.as_ref());
     let text = match output::render(&args.output, &impact)

@@ -34,6 +34,10 @@ pub struct SnapshotArgs {
     )]
     pub namespaces: Vec<String>,
 
+    /// Every namespace (the default; kubectl's spelling)
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+
     #[command(flatten)]
     pub kube: KubeArgs,
 
@@ -73,7 +77,7 @@ pub fn run(args: &SnapshotArgs) -> Result<Exit, Failure> {
             "no kubeconfig: give --kubeconfig, set $KUBECONFIG, or create ~/.kube/config"
         ))
     })?;
-    if args.kube.all_namespaces && !args.namespaces.is_empty() {
+    if args.all_namespaces && !args.namespaces.is_empty() {
         return Err(Failure::usage(anyhow!("give either -n or -A, not both")));
     }
     let mut connection = Connection::open(&args.kube, &credentials, args.full)?;

@@ -1,6 +1,6 @@
-//! kubectl's flags for reaching a cluster: `--kubeconfig`, `--context`, `-A/--all-namespaces`,
-//! `--request-timeout`. (`-n` and `--as`/`--as-group` belong to each command: for `check` and
-//! `impact` they say where the what-if object is and who asks.)
+//! kubectl's flags for reaching a cluster: `--kubeconfig`, `--context`, `--request-timeout`.
+//! (`-n`, `-A` and `--as`/`--as-group` belong to each command: for `check` and `impact` they say
+//! where the what-if object is, how far to read and who asks.)
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,10 +18,6 @@ pub struct KubeArgs {
     /// The kubeconfig context to use [default: the current context]
     #[arg(long = "context", value_name = "NAME")]
     pub context: Option<String>,
-
-    /// Read every namespace, not only the ones the request reaches
-    #[arg(short = 'A', long = "all-namespaces")]
-    pub all_namespaces: bool,
 
     /// How long to wait for each request to the API server (e.g. 30s, 2m, 1h; 0 waits forever)
     #[arg(long = "request-timeout", value_name = "DURATION", default_value = "0", value_parser = parse_timeout)]

@@ -4,8 +4,16 @@
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    check::CheckArgs, completion::CompletionArgs, eval::EvalArgs, explain::ExplainArgs, impact::ImpactArgs,
-    install::InstallArgs, replay::ReplayArgs, scaffold::ScaffoldArgs, snapshot::SnapshotArgs, test::TestArgs,
+    check::CheckArgs,
+    completion::{CompleteArgs, CompletionArgs},
+    eval::EvalArgs,
+    explain::ExplainArgs,
+    impact::ImpactArgs,
+    install::InstallArgs,
+    replay::ReplayArgs,
+    scaffold::ScaffoldArgs,
+    snapshot::SnapshotArgs,
+    test::TestArgs,
     version::VersionArgs,
 };
 
@@ -67,8 +75,11 @@ Exit status:
 pub enum Command {
     /// Judge an AdmissionReview against policies and print the verdict
     Check(CheckArgs),
-    /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish, or kubectl's)
     Completion(CompletionArgs),
+    /// cobra's completion protocol, for kubectl_complete-suture
+    #[command(name = "__complete", hide = true)]
+    Complete(CompleteArgs),
     /// Evaluate one CEL expression against objects, as a policy would
     Eval(EvalArgs),
     /// The CEL variables, the impact fields, the cluster library and the built-in pack

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod commands;
+pub mod complete;
 pub mod exit;
 pub mod explain;
 pub mod input;
@@ -35,6 +36,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
     match &cli.command {
         Command::Check(args) => commands::check::run(args, style),
         Command::Completion(args) => Ok(commands::completion::run(args)),
+        Command::Complete(args) => Ok(commands::completion::run_complete(args)),
         Command::Eval(args) => commands::eval::run(args, cli.no_color),
         Command::Explain(args) => commands::explain::run(args),
         Command::Impact(args) => commands::impact::run(args, style),

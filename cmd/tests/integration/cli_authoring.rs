@@ -97,3 +97,35 @@ fn completion_scripts_cover_every_command() {
         Some(2)
     );
 }
+
+/// kubectl's plugin completion: kubectl runs `kubectl_complete-suture WORDS... PARTIAL` and reads
+/// cobra's answer. The script `completion kubectl` prints is run here as kubectl would run it.
+#[test]
+fn kubectl_plugin_completion_answers_through_the_script() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let out = suture().args(["completion", "kubectl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("kubectl_complete-suture");
+    std::fs::write(&script, &out.stdout).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("kubectl-suture");
+    let path = format!(
+        "{}:{}",
+        binary.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let answer = |words: &[&str]| {
+        let out = std::process::Command::new(&script)
+            .args(words)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(answer(&["sn"]).starts_with("snapshot\tWrite the live cluster"));
+    assert_eq!(answer(&["test", "-o", "j"]), "json\njunit\n:4\n");
+    assert!(answer(&["check", "--req"]).starts_with("--request-timeout\t"));
+    assert_eq!(answer(&["impact", "--cluster", ""]), ":0\n");
+}

@@ -1,19 +1,42 @@
 //! `kubectl suture completion SHELL`: the shell completion script for the `kubectl-suture`
-//! command (subcommands, flags and their values).
+//! command (subcommands, flags and their values), or `kubectl`: the `kubectl_complete-suture`
+//! executable through which kubectl completes `kubectl suture ...`; and the hidden
+//! `__complete` command that executable calls.
 
-use clap::{Args, CommandFactory};
+use clap::{Args, CommandFactory, ValueEnum};
 use clap_complete::Shell;
 
 use crate::cli::Cli;
+use crate::complete::{KUBECTL_SCRIPT, complete};
 use crate::exit::Exit;
+
+/// What to complete for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Target {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+    Elvish,
+    /// kubectl's plugin completion (`kubectl suture <TAB>`, kubectl 1.26+)
+    Kubectl,
+}
 
 /// Arguments of `kubectl suture completion`.
 #[derive(Debug, Args)]
 #[command(after_help = HELP)]
 pub struct CompletionArgs {
-    /// The shell to complete for
+    /// The shell to complete for, or kubectl
     #[arg(value_enum, value_name = "SHELL")]
-    pub shell: Shell,
+    pub shell: Target,
+}
+
+/// Arguments of the hidden `__complete` (cobra's protocol, called by kubectl_complete-suture).
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The words after `kubectl suture`, the last one being completed
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<String>,
 }
 
 const HELP: &str = "\
@@ -27,8 +50,9 @@ Examples:
   # fish
   kubectl-suture completion fish > ~/.config/fish/completions/kubectl-suture.fish
 
-The scripts complete the kubectl-suture command; completing `kubectl suture ...` through
-kubectl's plugin completion (a kubectl_complete-suture executable) is not provided yet.
+  # kubectl suture <TAB> (kubectl 1.26+): an executable kubectl_complete-suture on PATH
+  kubectl-suture completion kubectl > ~/.local/bin/kubectl_complete-suture
+  chmod +x ~/.local/bin/kubectl_complete-suture
 
 Exit status:
   0  the script was printed
@@ -36,7 +60,24 @@ Exit status:
 
 /// Prints the completion script for `args.shell`.
 pub fn run(args: &CompletionArgs) -> Exit {
+    let shell = match args.shell {
+        Target::Bash => Shell::Bash,
+        Target::Zsh => Shell::Zsh,
+        Target::Fish => Shell::Fish,
+        Target::Powershell => Shell::PowerShell,
+        Target::Elvish => Shell::Elvish,
+        Target::Kubectl => {
+            print!("{KUBECTL_SCRIPT}");
+            return Exit::Success;
+        }
+    };
     let mut command = Cli::command();
-    clap_complete::generate(args.shell, &mut command, "kubectl-suture", &mut std::io::stdout());
+    clap_complete::generate(shell, &mut command, "kubectl-suture", &mut std::io::stdout());
+    Exit::Success
+}
+
+/// Answers kubectl's completion request.
+pub fn run_complete(args: &CompleteArgs) -> Exit {
+    print!("{}", complete(&Cli::command(), &args.words));
     Exit::Success
 }

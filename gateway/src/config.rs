@@ -88,7 +88,8 @@ pub struct Config {
     )]
     pub policies: Vec<PathBuf>,
 
-    /// Params files or directories (the objects bindings' paramRefs select)
+    /// Params files or directories (the objects bindings' paramRefs select); in live mode the
+    /// cluster's objects of every kind a policy's paramKind names are watched as well
     #[arg(long, env = "SUTURE_PARAMS", value_name = "PATH", num_args = 1.., value_delimiter = ',')]
     pub params: Vec<PathBuf>,
 

@@ -2,7 +2,8 @@
 //!
 //! Policies come from three sources: the built-in pack (unless disabled), files and directories
 //! given on the command line, and — in cluster — SafetyPolicy, ValidatingAdmissionPolicy and
-//! ValidatingAdmissionPolicyBinding objects seen by watches. Any change to a source rebuilds the
+//! ValidatingAdmissionPolicyBinding objects seen by watches; params objects from `--params`
+//! files and, in cluster, from watches of the kinds the policies' `paramKind`s name. Any change to a source rebuilds the
 //! whole set with the same loader the plugin uses; a set that fails to load is reported and the
 //! last good set keeps serving.
 
@@ -25,6 +26,9 @@ pub struct PolicySources {
     pub params_paths: Vec<PathBuf>,
     /// Policy objects seen in the cluster, by a stable key (`kind/name`), as JSON documents.
     pub cluster_objects: BTreeMap<String, String>,
+    /// Params objects seen in the cluster (of the kinds the policies' `paramKind`s name), by a
+    /// stable key (`apiVersion/kind/namespace/name`), as JSON documents.
+    pub cluster_params: BTreeMap<String, String>,
     /// Evaluation options applied to the built set (per-request time budget, cost limit).
     pub options: EvalOptions,
 }
@@ -47,6 +51,9 @@ impl PolicySources {
         }
         for (key, text) in &self.cluster_objects {
             loader = loader.add_str(&format!("cluster:{key}"), text)?;
+        }
+        for (key, text) in &self.cluster_params {
+            loader = loader.add_params_str(&format!("cluster:{key}"), text)?;
         }
         let mut set = loader.finish()?;
         set.options = self.options;
@@ -157,6 +164,16 @@ impl PolicyReloader {
     ) -> Result<(), LoadError> {
         let mut sources = self.lock_sources();
         edit(&mut sources.cluster_objects);
+        self.store.reload(&sources)
+    }
+
+    /// Edits the cluster's params objects (a watch event or a re-list) and rebuilds once.
+    pub fn update_cluster_params(
+        &self,
+        edit: impl FnOnce(&mut BTreeMap<String, String>),
+    ) -> Result<(), LoadError> {
+        let mut sources = self.lock_sources();
+        edit(&mut sources.cluster_params);
         self.store.reload(&sources)
     }
 

@@ -1,16 +1,20 @@
-//! Live mode: the cluster model and the cluster's policy objects, kept current by watches.
+//! Live mode: the cluster model, the cluster's policy objects and params, kept current by
+//! watches.
 //!
 //! One kube-runtime [`watcher`](kube::runtime::watcher()) per kind the impact estimate reads
-//! ([`kinds`]), one per CustomResourceDefinition for its instances ([`crds`]), and — unless
+//! ([`kinds`]), one per CustomResourceDefinition for its instances ([`crds`]), — unless
 //! disabled — one each for SafetyPolicies, ValidatingAdmissionPolicies and their bindings
-//! ([`policies`]). Objects are stripped on arrival ([`strip`]: no managedFields, no
-//! last-applied annotation, no Secret or ConfigMap values) and projected into the shared
+//! ([`policies`]), and one per kind the policies take params of ([`params`]). Model objects are
+//! stripped on arrival ([`strip`]: no managedFields, no last-applied annotation, no Secret or
+//! ConfigMap values; params keep their values) and projected into the shared
 //! [`LiveModel`](crate::model::LiveModel) ([`sync`]); [`watch`] runs one watch with backoff and
-//! reports its health; [`supervisor`] starts them all and follows CRDs as they come and go.
+//! reports its health; [`supervisor`] starts them all and follows CRDs and param kinds as they
+//! come and go.
 
 mod client;
 pub mod crds;
 pub use policies_cel::cluster::api::kinds;
+pub mod params;
 pub mod policies;
 pub mod strip;
 mod supervisor;

@@ -4,7 +4,7 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
-pub use policies_cel::cluster::api::strip::{LAST_APPLIED, object_json};
+pub use policies_cel::cluster::api::strip::{LAST_APPLIED, Values, object_json, object_json_with};
 use serde_json::Value;
 
 /// An object a watch delivers: its metadata and the rest of its fields.
@@ -36,8 +36,14 @@ impl Watched for PartialObjectMeta<DynamicObject> {
 
 /// A watched object, stripped.
 pub fn watched_json<K: Watched>(resource: &ApiResource, object: K) -> Value {
+    watched_json_with(resource, object, Values::Blank)
+}
+
+/// A watched object, stripped, keeping Secret and ConfigMap values when `values` says so
+/// (params objects).
+pub fn watched_json_with<K: Watched>(resource: &ApiResource, object: K, values: Values) -> Value {
     let (meta, data) = object.into_parts();
-    object_json(resource, meta, data)
+    object_json_with(resource, meta, data, values)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! Starting and keeping every watch: the built-in kinds, the cluster's policy objects, and one
-//! instance watch per CustomResourceDefinition as CRDs come and go. A one-second heartbeat
+//! Starting and keeping every watch: the built-in kinds, the cluster's policy objects, one
+//! instance watch per CustomResourceDefinition as CRDs come and go, and one watch per kind the
+//! policies take params of, as the policy set changes. A one-second heartbeat
 //! marks the model current while every watch is synced and healthy (kube-runtime consumes
 //! bookmarks internally, so between events that is what "current" can rest on; a connection
 //! that died silently is noticed within the watch timeout plus 5 s, and then the age grows).
@@ -15,6 +16,7 @@ use tokio::task::JoinHandle;
 use crate::live::LiveConfig;
 use crate::live::crds::{Command, CrdSync, instance_watch_name};
 use crate::live::kinds::{self, resource_name as watch_name};
+use crate::live::params::Params;
 use crate::live::policies::{self, ClusterPolicies};
 use crate::live::sync::ModelSync;
 use crate::live::watch::{self, Watch};
@@ -26,14 +28,14 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// A spawned watch, aborted when dropped (when `run`'s future is dropped).
 #[derive(Debug)]
-struct Task {
+pub(crate) struct Task {
     name: String,
     handle: Option<JoinHandle<()>>,
     reported: bool,
 }
 
 impl Task {
-    fn spawn(name: String, watch: impl Future<Output = ()> + Send + 'static) -> Self {
+    pub(crate) fn spawn(name: String, watch: impl Future<Output = ()> + Send + 'static) -> Self {
         Self {
             name,
             handle: Some(tokio::spawn(watch)),
@@ -42,7 +44,7 @@ impl Task {
     }
 
     /// Aborts the watch and waits until it has stopped touching the model.
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(handle) = self.handle.take() {
             handle.abort();
             let _ = handle.await;
@@ -98,7 +100,7 @@ pub async fn run(
         tasks.push(Task::spawn(name, future));
     }
     let kinds: Vec<&str> = policy_kinds.iter().map(|r| r.kind.as_str()).collect();
-    let cluster_policies = ClusterPolicies::new(policies, &kinds);
+    let cluster_policies = ClusterPolicies::new(policies.clone(), &kinds);
     for resource in policy_kinds {
         let name = watch_name(&resource);
         let sink = cluster_policies.sink(&resource.kind);
@@ -107,6 +109,8 @@ pub async fn run(
     }
     tracing::info!(watches = tasks.len(), "live model: watches started");
 
+    let mut params = Params::new(client.clone(), model.clone(), policies.clone(), timeout);
+    params.reconcile().await;
     let mut instances = Instances {
         client,
         model: model.clone(),
@@ -119,12 +123,14 @@ pub async fn run(
         tokio::select! {
             Some(command) = inbox.recv() => instances.handle(command).await,
             _ = heartbeat.tick() => {
+                params.reconcile().await;
                 model.touch_if_current();
                 if !announced && model.is_ready() {
                     announced = true;
                     tracing::info!(objects = model.read().len(), "live model: the initial lists are in");
                 }
-                for task in tasks.iter_mut().chain(instances.running.values_mut().map(|(_, t)| t)) {
+                let running = instances.running.values_mut().map(|(_, t)| t).chain(params.tasks());
+                for task in tasks.iter_mut().chain(running) {
                     if task.is_finished() && !task.reported {
                         task.reported = true;
                         tracing::error!(watch = %task.name, "watch task ended unexpectedly");

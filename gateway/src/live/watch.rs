@@ -22,7 +22,7 @@ use kube::core::ApiResource;
 use kube::runtime::watcher::{self, DefaultBackoff, Event, watcher};
 use serde_json::Value;
 
-use crate::live::strip::{Watched, watched_json};
+use crate::live::strip::{Values, Watched, watched_json_with};
 use crate::model::LiveModel;
 
 /// What a watch delivers, stripped.
@@ -58,6 +58,8 @@ pub struct Watch<K: Watched> {
     pub api: Api<K>,
     pub resource: ApiResource,
     pub config: watcher::Config,
+    /// What objects keep of Secret and ConfigMap values ([`Values::Keep`] for params).
+    pub values: Values,
 }
 
 impl<K: Watched> Watch<K> {
@@ -68,6 +70,7 @@ impl<K: Watched> Watch<K> {
             api: Api::all_with(client, &resource),
             resource,
             config: watcher::Config::default().timeout(timeout_secs),
+            values: Values::Blank,
         }
     }
 }
@@ -124,7 +127,11 @@ async fn session<K: Watched>(
                 }
                 sink.change(Change::Listing);
             }
-            Event::InitApply(object) => sink.change(Change::Listed(watched_json(&watch.resource, object))),
+            Event::InitApply(object) => sink.change(Change::Listed(watched_json_with(
+                &watch.resource,
+                object,
+                watch.values,
+            ))),
             Event::InitDone => {
                 sink.change(Change::ListDone);
                 model.watch_synced(name);
@@ -132,7 +139,11 @@ async fn session<K: Watched>(
                 tracing::debug!(watch = %name, "list complete");
             }
             Event::Apply(object) => {
-                sink.change(Change::Applied(watched_json(&watch.resource, object)));
+                sink.change(Change::Applied(watched_json_with(
+                    &watch.resource,
+                    object,
+                    watch.values,
+                )));
                 model.watch_event(name);
             }
             Event::Delete(object) => {

@@ -129,3 +129,94 @@ async fn a_missing_safety_policy_crd_counts_as_no_policies() {
     assert_eq!(policy_names(&live), ["no-pod-deletes"]);
     assert_eq!(live.model.watch_errors(), 0, "an absent resource is not an error");
 }
+
+const CONFIG_MAPS: &str = "/api/v1/configmaps";
+const PACK_PARAMS: &str = "/apis/suture.dev/v1alpha1/safetypackparams";
+
+fn vap_with_params(name: &str) -> Value {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name, "resourceVersion": "3"},
+        "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                "operations": ["UPDATE"], "resources": ["deployments"]}]},
+            "validations": [{"expression": "object.spec.replicas <= int(params.data.maxReplicas)"}]}})
+}
+
+fn params_of(live: &Live) -> Vec<Value> {
+    live.policies.store().current().params.clone()
+}
+
+/// A VAP taking a ConfigMap as params: the ConfigMaps are watched for the policy set with their
+/// values (a policy reads them), while the model's copy keeps only key names.
+#[tokio::test]
+async fn params_of_cluster_policies_are_watched_with_their_values() {
+    let (client, api) = MockApi::start();
+    api.set_list(VAPS, "3", vec![vap_with_params("replica-limit")]);
+    let binding = json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "replica-limit", "resourceVersion": "3"},
+        "spec": {"policyName": "replica-limit", "validationActions": ["Deny"],
+            "paramRef": {"name": "limits", "namespace": "ops", "parameterNotFoundAction": "Deny"}}});
+    api.set_list(BINDINGS, "3", vec![binding]);
+    let limits = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "limits", "namespace": "ops", "resourceVersion": "7",
+            "managedFields": [{"manager": "kubectl"}]},
+        "data": {"maxReplicas": "5"}});
+    api.set_list(CONFIG_MAPS, "7", vec![limits]);
+    let live = Live::start(client, true);
+
+    eventually("the params are in the set", || !params_of(&live).is_empty()).await;
+    let params = params_of(&live);
+    assert_eq!(params.len(), 1);
+    assert_eq!(params[0]["data"]["maxReplicas"], "5", "params keep their values");
+    assert!(params[0]["metadata"].get("managedFields").is_none());
+    eventually("ready", || live.model.is_ready()).await;
+    let model = live.model.read();
+    let stored = policies_cel::cluster::ClusterView::get(
+        &*model,
+        &policies_cel::cluster::ObjectKey::new("", "ConfigMap", "ops", "limits"),
+    )
+    .map(policies_cel::cluster::json::to_json)
+    .unwrap();
+    assert!(
+        !stored.to_string().contains("\"5\""),
+        "the model keeps key names only: {stored}"
+    );
+}
+
+/// A SafetyPolicy taking SafetyPackParams: params follow their watch, and when no policy names
+/// the kind any more its watch stops and its objects leave the set.
+#[tokio::test]
+async fn params_follow_their_watch_and_leave_with_the_last_policy_naming_them() {
+    let (client, api) = MockApi::start();
+    let mut policy = safety_policy("tuned", "true", "4");
+    policy["spec"]["paramKind"] = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams"});
+    api.set_list(SAFETY, "4", vec![policy.clone()]);
+    let params = |max: u32, rv: &str| {
+        json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams",
+            "metadata": {"name": "default", "resourceVersion": rv}, "spec": {"maxDeletedObjects": max}})
+    };
+    api.set_list(PACK_PARAMS, "8", vec![params(100, "8")]);
+    let live = Live::start(client, true);
+    eventually("the params are in the set", || params_of(&live).len() == 1).await;
+
+    api.reply_watch(
+        PACK_PARAMS,
+        WatchReply::Events(vec![event("MODIFIED", params(20, "9"))]),
+    );
+    eventually("the modified params", || {
+        params_of(&live)
+            .first()
+            .is_some_and(|p| p["spec"]["maxDeletedObjects"] == 20)
+    })
+    .await;
+
+    api.reply_watch(SAFETY, WatchReply::Events(vec![event("DELETED", policy)]));
+    eventually("the params left with the policy", || params_of(&live).is_empty()).await;
+    eventually("the params watch is forgotten", || {
+        live.model
+            .watch_states()
+            .iter()
+            .all(|(name, _)| !name.contains("(params)"))
+    })
+    .await;
+}

@@ -12,9 +12,23 @@ use serde_json::{Map, Value};
 /// The annotation `kubectl apply` keeps a copy of the applied object in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// What an object keeps of the values of Secrets and ConfigMaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// Key names only (the model: the estimate reads which keys exist).
+    Blank,
+    /// Everything (params objects: policies read their values).
+    Keep,
+}
+
 /// The stripped object as JSON, with `apiVersion` and `kind` from `resource` (list items and
-/// metadata-only objects do not carry their own).
-pub fn object_json(resource: &ApiResource, mut meta: ObjectMeta, data: Value) -> Value {
+/// metadata-only objects do not carry their own), Secret and ConfigMap values blanked.
+pub fn object_json(resource: &ApiResource, meta: ObjectMeta, data: Value) -> Value {
+    object_json_with(resource, meta, data, Values::Blank)
+}
+
+/// [`object_json`], choosing what of Secret and ConfigMap values is kept.
+pub fn object_json_with(resource: &ApiResource, mut meta: ObjectMeta, data: Value, values: Values) -> Value {
     meta.managed_fields = None;
     if let Some(annotations) = meta.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
@@ -29,7 +43,7 @@ pub fn object_json(resource: &ApiResource, mut meta: ObjectMeta, data: Value) ->
         "metadata".into(),
         serde_json::to_value(meta).unwrap_or(Value::Null),
     );
-    if resource.group.is_empty() {
+    if resource.group.is_empty() && values == Values::Blank {
         match resource.kind.as_str() {
             "Secret" => blank_values(&mut object, &["data", "stringData"]),
             "ConfigMap" => blank_values(&mut object, &["data", "binaryData"]),
@@ -46,6 +60,32 @@ fn blank_values(object: &mut Map<String, Value>, fields: &[&str]) {
             for value in entries.values_mut() {
                 *value = Value::String(String::new());
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_are_blanked_or_kept_and_managed_fields_always_go() {
+        let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        let meta: ObjectMeta = serde_json::from_value(json!({"name": "limits", "namespace": "ops",
+            "managedFields": [{"manager": "kubectl"}], "annotations": {LAST_APPLIED: "{}", "team": "a"}}))
+        .unwrap();
+        let data = json!({"data": {"maxReplicas": "5"}});
+        let slim = object_json(&resource, meta.clone(), data.clone());
+        assert_eq!(slim["data"], json!({"maxReplicas": ""}));
+        let kept = object_json_with(&resource, meta, data, Values::Keep);
+        assert_eq!(kept["data"], json!({"maxReplicas": "5"}));
+        for object in [slim, kept] {
+            assert_eq!(object["kind"], "ConfigMap");
+            assert_eq!(object["metadata"]["annotations"], json!({"team": "a"}));
+            assert!(object["metadata"].get("managedFields").is_none());
         }
     }
 }

@@ -1,0 +1,239 @@
+//! Params objects from the cluster: a policy with a `paramKind` (a ValidatingAdmissionPolicy, a
+//! SafetyPolicy — the built-in pack's `SafetyPackParams`) reads its params from objects of that
+//! kind, which in a cluster live in the cluster. For every kind the enforced set's policies
+//! name, one watch feeds its objects — with their values, Secrets and ConfigMaps included, since
+//! policies read them — into [`PolicyReloader::update_cluster_params`], under the key
+//! `apiVersion/kind/namespace/name`. The supervisor reconciles the watches with the set's kinds
+//! every heartbeat ([`Params::reconcile`]): a kind no policy names any more stops, and its
+//! objects leave the set. A kind the gateway cannot resolve to a resource (a CRD not in the
+//! model yet) is retried at the next heartbeat.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use kube::core::{ApiResource, DynamicObject};
+use policies_cel::ClusterView;
+use policies_cel::cluster::api::kinds;
+use policies_cel::cluster::{ClusterModel, Spec};
+use policies_cel::pack::params::SafetyPackParams;
+use policies_cel::policy::PolicySet;
+use serde_json::Value;
+
+use crate::live::strip::Values;
+use crate::live::watch::{self, Change, Sink, Watch};
+use crate::model::LiveModel;
+use crate::policies::PolicyReloader;
+
+/// A kind policies take params of: (apiVersion, kind).
+pub type ParamKind = (String, String);
+
+/// The param kinds the set's policies name.
+pub fn needed(set: &PolicySet) -> BTreeSet<ParamKind> {
+    set.policies
+        .iter()
+        .filter_map(|policy| policy.param_kind.clone())
+        .collect()
+}
+
+/// The resource to watch `kind` through: a built-in kind the model knows (ConfigMap, Secret,
+/// ...), the pack's SafetyPackParams, or a custom resource whose CRD is in `model`.
+pub fn resource(kind: &ParamKind, model: &ClusterModel) -> Option<ApiResource> {
+    let (api_version, kind) = kind;
+    let known = kinds::builtin()
+        .into_iter()
+        .chain([ApiResource::erase::<SafetyPackParams>(&())])
+        .find(|r| r.api_version == *api_version && r.kind == *kind);
+    if known.is_some() {
+        return known;
+    }
+    let (group, version) = api_version.split_once('/')?;
+    model
+        .of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+        .into_iter()
+        .find_map(|crd| match &crd.spec {
+            Spec::CustomResourceDefinition {
+                group: crd_group,
+                kind: crd_kind,
+                plural,
+                ..
+            } if **crd_group == *group && **crd_kind == **kind => Some(ApiResource {
+                group: group.to_owned(),
+                version: version.to_owned(),
+                api_version: api_version.clone(),
+                kind: kind.clone(),
+                plural: plural.to_string(),
+            }),
+            _ => None,
+        })
+}
+
+/// The name a params watch is reported under.
+pub fn watch_name(kind: &ParamKind) -> String {
+    format!("{} {} (params)", kind.1, kind.0)
+}
+
+/// One param kind's watch into the reloader.
+#[derive(Debug)]
+pub struct ParamsSync {
+    reloader: Arc<PolicyReloader>,
+    /// `apiVersion/kind/`: the keys of this kind's objects.
+    prefix: String,
+    /// Objects of the list in progress.
+    listed: Option<BTreeMap<String, String>>,
+}
+
+impl ParamsSync {
+    pub fn new(reloader: Arc<PolicyReloader>, kind: &ParamKind) -> Self {
+        Self {
+            reloader,
+            prefix: format!("{}/{}/", kind.0, kind.1),
+            listed: None,
+        }
+    }
+
+    fn key(&self, namespace: &str, name: &str) -> String {
+        format!("{}{namespace}/{name}", self.prefix)
+    }
+
+    fn entry(&self, mut json: Value) -> Option<(String, String)> {
+        let name = json["metadata"]["name"].as_str()?.to_owned();
+        let namespace = json["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(meta) = json["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        Some((self.key(&namespace, &name), json.to_string()))
+    }
+
+    fn edit(&self, what: &str, edit: impl FnOnce(&mut BTreeMap<String, String>)) {
+        match self.reloader.update_cluster_params(edit) {
+            Ok(()) => tracing::info!(%what, "params reloaded"),
+            Err(error) => tracing::error!(%what, %error,
+                "params failed to load; the last good policy set keeps serving"),
+        }
+    }
+
+    /// Removes every object of this kind from the set.
+    pub fn clear(&self) {
+        let prefix = self.prefix.clone();
+        self.edit(&format!("{prefix}* (no policy takes them)"), |params| {
+            params.retain(|key, _| !key.starts_with(&prefix));
+        });
+    }
+}
+
+impl Sink for ParamsSync {
+    fn change(&mut self, change: Change) {
+        match change {
+            Change::Listing => self.listed = Some(BTreeMap::new()),
+            Change::Listed(json) => {
+                if let Some((key, text)) = self.entry(json)
+                    && let Some(listed) = self.listed.as_mut()
+                {
+                    listed.insert(key, text);
+                }
+            }
+            Change::ListDone => {
+                let listed = self.listed.take().unwrap_or_default();
+                let prefix = self.prefix.clone();
+                self.edit(&format!("{prefix}* list"), |params| {
+                    params.retain(|key, _| !key.starts_with(&prefix));
+                    params.extend(listed);
+                });
+            }
+            Change::Applied(json) => {
+                if let Some((key, text)) = self.entry(json) {
+                    self.edit(&key.clone(), |params| {
+                        params.insert(key, text);
+                    });
+                }
+            }
+            Change::Deleted { namespace, name } => {
+                let key = self.key(&namespace, &name);
+                self.edit(&key.clone(), |params| {
+                    params.remove(&key);
+                });
+            }
+        }
+    }
+}
+
+/// The running params watches, by kind.
+pub(crate) struct Params {
+    client: kube::Client,
+    model: Arc<LiveModel>,
+    reloader: Arc<PolicyReloader>,
+    timeout: u32,
+    running: HashMap<ParamKind, crate::live::supervisor::Task>,
+}
+
+impl Params {
+    pub(crate) fn new(
+        client: kube::Client,
+        model: Arc<LiveModel>,
+        reloader: Arc<PolicyReloader>,
+        timeout: u32,
+    ) -> Self {
+        Self {
+            client,
+            model,
+            reloader,
+            timeout,
+            running: HashMap::new(),
+        }
+    }
+
+    /// Starts a watch for each kind the enforced set names and stops the others.
+    pub(crate) async fn reconcile(&mut self) {
+        let needed = needed(&self.reloader.store().current());
+        let gone: Vec<ParamKind> = self
+            .running
+            .keys()
+            .filter(|k| !needed.contains(*k))
+            .cloned()
+            .collect();
+        for kind in gone {
+            if let Some(task) = self.running.remove(&kind) {
+                task.stop().await;
+                ParamsSync::new(self.reloader.clone(), &kind).clear();
+                self.model.watch_forgotten(&watch_name(&kind));
+                tracing::info!(api_version = %kind.0, kind = %kind.1, "stopped watching params");
+            }
+        }
+        for kind in needed {
+            if self.running.contains_key(&kind) {
+                continue;
+            }
+            let resource = resource(&kind, &self.model.read());
+            let Some(resource) = resource else {
+                tracing::debug!(api_version = %kind.0, kind = %kind.1, "param kind not served yet");
+                continue;
+            };
+            let name = watch_name(&kind);
+            self.model.watch_registered(&name);
+            let mut watch =
+                Watch::<DynamicObject>::all(self.client.clone(), name.clone(), resource, self.timeout);
+            watch.values = Values::Keep;
+            let sink = ParamsSync::new(self.reloader.clone(), &kind);
+            tracing::info!(api_version = %kind.0, kind = %kind.1, "watching params");
+            let task =
+                crate::live::supervisor::Task::spawn(name, watch::run(watch, self.model.clone(), sink));
+            self.running.insert(kind, task);
+        }
+    }
+
+    /// The running watches, for the supervisor's health check.
+    pub(crate) fn tasks(&mut self) -> impl Iterator<Item = &mut crate::live::supervisor::Task> {
+        self.running.values_mut()
+    }
+}
+
+impl std::fmt::Debug for Params {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Params")
+            .field("running", &self.running.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}

@@ -143,7 +143,7 @@ mod tests {
         let Command::Check(args) = cli.command else {
             panic!("not check")
         };
-        assert_eq!(args.filename, Some(std::path::PathBuf::from("-")));
+        assert_eq!(args.request.filename, Some(std::path::PathBuf::from("-")));
         assert_eq!(args.policies, [crate::policies::PolicySource::Builtin]);
         let cli = Cli::try_parse_args([
             "kubectl-suture",
@@ -159,9 +159,9 @@ mod tests {
         let Command::Check(args) = cli.command else {
             panic!("not check")
         };
-        assert_eq!(args.what_if.action, ["delete", "sts/db"]);
-        assert_eq!(args.what_if.namespace.as_deref(), Some("prod"));
-        assert_eq!(args.what_if.as_user.as_deref(), Some("bob"));
+        assert_eq!(args.request.what_if.action, ["delete", "sts/db"]);
+        assert_eq!(args.request.what_if.namespace.as_deref(), Some("prod"));
+        assert_eq!(args.request.what_if.as_user.as_deref(), Some("bob"));
     }
 
     #[test]

@@ -6,25 +6,19 @@ use clap::Args;
 use policies_cel::evaluate;
 
 use crate::exit::{Exit, Failure, OrExit};
-use crate::live::KubeArgs;
 use crate::output::{self, Output};
+use crate::policies;
 use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
-use crate::whatif::{self, Subject, WhatIfArgs};
-use crate::{cluster, policies};
+use crate::whatif::RequestArgs;
 
 /// Arguments of `kubectl suture check`.
 #[derive(Debug, Args)]
 #[command(after_help = HELP)]
 pub struct CheckArgs {
-    /// The AdmissionReview (admission.k8s.io/v1) to judge, or a plain manifest to create, update
-    /// or delete (JSON or YAML; `-` reads stdin)
-    #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
-    pub filename: Option<PathBuf>,
-
     #[command(flatten)]
-    pub what_if: WhatIfArgs,
+    pub request: RequestArgs,
 
     /// Policy file or directory (repeatable); `builtin` names the embedded pack [default: builtin]
     #[arg(long = "policies", value_name = "PATH", value_parser = parse_policy_source)]
@@ -33,19 +27,6 @@ pub struct CheckArgs {
     /// Parameter objects for policies with paramKind (repeatable)
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
-
-    /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` or `kubectl suture
-    /// snapshot` writes it (repeatable). Without it the kubeconfig's cluster is read (only what
-    /// the request can reach; -A for everything), or an empty cluster when there is no kubeconfig
-    #[arg(long = "cluster", value_name = "PATH")]
-    pub cluster: Vec<PathBuf>,
-
-    #[command(flatten)]
-    pub kube: KubeArgs,
-
-    /// Live mode: read every namespace, not only the ones the request reaches
-    #[arg(short = 'A', long = "all-namespaces")]
-    pub all_namespaces: bool,
 
     /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.denials[*].policy}')
     #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
@@ -99,16 +80,9 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 
 /// Runs `check`: 0 allowed, 1 denied.
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
-    let subject = Subject::read(args.filename.as_deref(), &args.what_if)?;
+    let subject = args.request.subject()?;
     let set = policies::load(&args.policies, &args.params)?;
-    let (cluster, what_if) = cluster::for_request(
-        &args.cluster,
-        &args.kube,
-        args.all_namespaces,
-        &subject,
-        &args.what_if,
-    )?;
-    let request = whatif::request(&subject, &what_if, cluster.as_ref())?;
+    let (cluster, request) = args.request.resolve(&subject)?;
     let mut decision = evaluate(&set, &request, cluster.as_ref());
     if decision.impact.is_none() && cluster.object_count() > 0 {
         decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));

@@ -1,42 +1,21 @@
 //! `kubectl suture impact`: what an AdmissionReview would do to the cluster, as a tree or as
 //! the `impact` document policies read.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use policies_cel::impact::estimate;
 
 use crate::exit::{Exit, Failure, OrExit};
-use crate::live::KubeArgs;
 use crate::output::{self, Output};
+use crate::report;
 use crate::style::Style;
-use crate::whatif::{self, Subject, WhatIfArgs};
-use crate::{cluster, report};
+use crate::whatif::RequestArgs;
 
 /// Arguments of `kubectl suture impact`.
 #[derive(Debug, Args)]
 #[command(after_help = HELP)]
 pub struct ImpactArgs {
-    /// The AdmissionReview (admission.k8s.io/v1) to estimate, or a plain manifest to create,
-    /// update or delete (JSON or YAML; `-` reads stdin)
-    #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
-    pub filename: Option<PathBuf>,
-
     #[command(flatten)]
-    pub what_if: WhatIfArgs,
-
-    /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` or `kubectl suture
-    /// snapshot` writes it (repeatable). Without it the kubeconfig's cluster is read (only what
-    /// the request can reach; -A for everything), or an empty cluster when there is no kubeconfig
-    #[arg(long = "cluster", value_name = "PATH")]
-    pub cluster: Vec<PathBuf>,
-
-    #[command(flatten)]
-    pub kube: KubeArgs,
-
-    /// Live mode: read every namespace, not only the ones the request reaches
-    #[arg(short = 'A', long = "all-namespaces")]
-    pub all_namespaces: bool,
+    pub request: RequestArgs,
 
     /// Output format: a tree for people (text), the `impact` document as json or yaml, or
     /// jsonpath=TEMPLATE (e.g. jsonpath='{.summary.podsDisrupted}')
@@ -66,15 +45,8 @@ Exit status:
 
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let subject = Subject::read(args.filename.as_deref(), &args.what_if)?;
-    let (cluster, what_if) = cluster::for_request(
-        &args.cluster,
-        &args.kube,
-        args.all_namespaces,
-        &subject,
-        &args.what_if,
-    )?;
-    let request = whatif::request(&subject, &what_if, cluster.as_ref())?;
+    let subject = args.request.subject()?;
+    let (cluster, request) = args.request.resolve(&subject)?;
     let impact = estimate(&request, cluster.as_ref());
     let text = match output::render(&args.output, &impact)
         .map_err(anyhow::Error::msg)

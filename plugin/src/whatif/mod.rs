@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod build;
+pub mod source;
 pub mod target;
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use policies_cel::{ClusterView, Request};
 use serde_json::Value as Json;
 
 pub use args::{OperationArg, WhatIfArgs};
+pub use source::RequestArgs;
 
 use crate::exit::{Exit, Failure, OrExit};
 use crate::input;

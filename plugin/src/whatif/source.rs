@@ -1,0 +1,58 @@
+//! The flags `check` and `impact` share to say what to judge and against which cluster: `-f`
+//! or a what-if action, and `--cluster` snapshots or the live cluster (kubectl's connection
+//! flags, `-A`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use policies_cel::{ClusterView, Request};
+
+use crate::cluster;
+use crate::exit::Failure;
+use crate::live::KubeArgs;
+use crate::whatif::{self, Subject, WhatIfArgs};
+
+/// What to judge, and the cluster to judge it against.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RequestArgs {
+    /// The AdmissionReview (admission.k8s.io/v1) as recorded, or a plain manifest to create,
+    /// update or delete (JSON or YAML; `-` reads stdin)
+    #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
+    pub filename: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub what_if: WhatIfArgs,
+
+    /// Cluster snapshot file or directory, as `kubectl get -o yaml|json` or `kubectl suture
+    /// snapshot` writes it (repeatable). Without it the kubeconfig's cluster is read (only what
+    /// the request can reach; -A for everything), or an empty cluster when there is no kubeconfig
+    #[arg(long = "cluster", value_name = "PATH")]
+    pub cluster: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
+
+    /// Live mode: read every namespace, not only the ones the request reaches
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+}
+
+impl RequestArgs {
+    /// Reads `-f` (or takes the action): cheap, so usage errors come before any cluster read.
+    pub fn subject(&self) -> Result<Subject, Failure> {
+        Subject::read(self.filename.as_deref(), &self.what_if)
+    }
+
+    /// The cluster and the request to judge against it.
+    pub fn resolve(&self, subject: &Subject) -> Result<(Box<dyn ClusterView>, Request), Failure> {
+        let (cluster, what_if) = cluster::for_request(
+            &self.cluster,
+            &self.kube,
+            self.all_namespaces,
+            subject,
+            &self.what_if,
+        )?;
+        let request = whatif::request(subject, &what_if, cluster.as_ref())?;
+        Ok((cluster, request))
+    }
+}

@@ -26,7 +26,7 @@ pub struct WhatIfArgs {
     pub action: Vec<String>,
 
     /// For a manifest given with -f: the operation [default: UPDATE when the object is in the
-    /// cluster snapshot, else CREATE]
+    /// cluster, else CREATE]
     #[arg(long = "operation", value_enum, value_name = "OPERATION")]
     pub operation: Option<OperationArg>,
 
@@ -34,7 +34,8 @@ pub struct WhatIfArgs {
     #[arg(long = "replicas", value_name = "N")]
     pub replicas: Option<u32>,
 
-    /// The namespace of the what-if object (default: the manifest's, else `default`)
+    /// The namespace of the what-if object [default: the manifest's, else the kubeconfig
+    /// context's in live mode, else `default`]
     #[arg(short = 'n', long = "namespace", value_name = "NAMESPACE")]
     pub namespace: Option<String>,
 

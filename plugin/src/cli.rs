@@ -5,7 +5,8 @@ use clap::{Parser, Subcommand};
 
 use crate::commands::{
     check::CheckArgs, completion::CompletionArgs, eval::EvalArgs, explain::ExplainArgs, impact::ImpactArgs,
-    install::InstallArgs, replay::ReplayArgs, scaffold::ScaffoldArgs, test::TestArgs, version::VersionArgs,
+    install::InstallArgs, lint::LintArgs, replay::ReplayArgs, scaffold::ScaffoldArgs, test::TestArgs,
+    version::VersionArgs,
 };
 
 /// `kubectl suture`: judge Kubernetes admission requests with CEL safety policies, offline.
@@ -45,6 +46,9 @@ Examples:
   # Run every policy test suite under ./policies
   kubectl suture test policies/
 
+  # Find what is wrong with the policies under ./policies, with file:line:column
+  kubectl suture lint policies/
+
   # Install the admission gateway, judging one operator's requests
   kubectl suture install --service-account ops/db-operator | kubectl apply --server-side -f -
 
@@ -72,6 +76,8 @@ pub enum Command {
     Impact(ImpactArgs),
     /// Render the suture-gateway admission webhook's manifests
     Install(InstallArgs),
+    /// Find what is wrong with policy files: compile errors, unknown fields, unreachable matches, ...
+    Lint(LintArgs),
     /// Judge the mutating requests of an audit log and total what would have been denied
     Replay(ReplayArgs),
     /// Write a new policy and its test suite, ready to edit

@@ -183,3 +183,6 @@ fn read_path(path: &Path) -> Result<Vec<SourceFile>, LintError> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -215,7 +215,7 @@ mod tests {
         let flow = SourceFile::new("p.yaml", "  resources: [\"pods\", \"nodes\"]\n");
         assert_eq!(
             flow.item(1, Some("resources"), "nodes"),
-            Place { line: 1, column: 25 }
+            Place { line: 1, column: 23 }
         );
     }
 

@@ -135,6 +135,13 @@ impl Linter {
         ]);
         let bindings = count(&[objects::ObjectKind::Binding]);
         let mut findings = sink.findings;
+        for finding in findings.iter_mut().filter(|f| f.policy.is_none()) {
+            finding.policy = objects
+                .iter()
+                .filter(|o| self.files[o.file].name == finding.file && o.start_line() <= finding.line)
+                .max_by_key(|o| o.start_line())
+                .and_then(|o| o.name().map(str::to_owned));
+        }
         let file_order = |name: &str| self.files.iter().position(|f| f.name == name);
         findings.sort_by(|a, b| {
             (file_order(&a.file), a.line, a.column, a.code).cmp(&(

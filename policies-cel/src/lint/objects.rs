@@ -37,6 +37,11 @@ impl Object {
         self.first_line + self.pos.line_of(&self.base.join(rel)).max(1) - 1
     }
 
+    /// The file line the object starts on.
+    pub(crate) fn start_line(&self) -> usize {
+        self.line_of(&FieldPath::root())
+    }
+
     /// The full path of `rel` in the document, as messages print it.
     pub(crate) fn path(&self, rel: &FieldPath) -> String {
         self.base.join(rel).to_string()

@@ -138,6 +138,7 @@ impl Linter {
         for finding in findings.iter_mut().filter(|f| f.policy.is_none()) {
             finding.policy = objects
                 .iter()
+                .filter(|o| o.kind() != objects::ObjectKind::Other)
                 .filter(|o| self.files[o.file].name == finding.file && o.start_line() <= finding.line)
                 .max_by_key(|o| o.start_line())
                 .and_then(|o| o.name().map(str::to_owned));

@@ -179,6 +179,15 @@ fn duplicates_and_unknown_kinds() {
 }
 
 #[test]
+fn test_suites_beside_policies_are_skipped() {
+    let text = format!(
+        "{}---\napiVersion: suture.dev/v1alpha1\nkind: SutureTest\nmetadata: {{name: t}}\n",
+        vap("  validations:\n  - expression: object.a\n")
+    );
+    assert_eq!(lint(&text), []);
+}
+
+#[test]
 fn the_builtin_pack_is_clean() {
     let mut linter = Linter::new();
     linter.add_builtin();

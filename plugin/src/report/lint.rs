@@ -138,10 +138,10 @@ mod tests {
         );
         let text = text(&linter.run(&NoCatalog), Style::plain());
         let expected = "\
-p.yaml:6:36: error[never-true]: validation can never be true: every request the policy judges fails it
+p.yaml:6:37: error[never-true]: validation can never be true: every request the policy judges fails it
   |
 6 |   - expression: 'object.a == 1 && 1 > 2'
-  |                                    ^
+  |                                     ^
   = in: spec.validations[0].expression (policy p)
 ";
         assert!(text.starts_with(expected), "{text}");

@@ -40,6 +40,7 @@ pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object], catalog: &dyn Resou
         }
     }
     unbound(sink, objects);
+    disjoint_bindings(sink, objects);
 }
 
 struct Rules<'s, 'a> {
@@ -268,6 +269,54 @@ fn covers(ex: &Value, rule: &Value) -> bool {
         && superset("apiGroups", &any)
         && superset("apiVersions", &any)
         && superset("operations", &any)
+}
+
+/// Bindings whose resourceRules share no request with their policy's: a request must match both.
+fn disjoint_bindings(sink: &mut Sink<'_>, objects: &[Object]) {
+    let rules_at = |field: &str| FieldPath::root().key("spec").key(field).key("resourceRules");
+    for binding in objects.iter().filter(|o| o.kind() == ObjectKind::Binding) {
+        let binding_at = rules_at("matchResources");
+        let Some(Value::Array(theirs)) = binding.get(&binding_at) else {
+            continue;
+        };
+        let Some(policy_name) = binding.value.pointer("/spec/policyName").and_then(Value::as_str) else {
+            continue;
+        };
+        let policy = objects
+            .iter()
+            .find(|o| o.kind() == ObjectKind::ValidatingAdmissionPolicy && o.name() == Some(policy_name));
+        let Some(Value::Array(ours)) = policy.and_then(|p| p.get(&rules_at("matchConstraints"))) else {
+            continue;
+        };
+        if theirs.is_empty() || ours.is_empty() || theirs.iter().any(|t| ours.iter().any(|o| overlaps(t, o)))
+        {
+            continue;
+        }
+        let place = sink.files[binding.file].field(binding.line_of(&binding_at), Some("resourceRules"));
+        let says = Says::new(
+            Severity::Error,
+            Code::UnreachableMatch,
+            format!(
+                "no rule of this binding's resourceRules overlaps a rule of policy `{policy_name}`: a request must match both, so the binding never selects one"
+            ),
+        )
+        .field(binding.path(&binding_at))
+        .policy(binding.name());
+        sink.push(binding.file, place, says);
+    }
+}
+
+/// Could a request match both rules? (A list that is absent or holds a wildcard overlaps all.)
+fn overlaps(a: &Value, b: &Value) -> bool {
+    ["apiGroups", "apiVersions", "operations", "resources"]
+        .iter()
+        .all(|field| match (strings(a.get(*field)), strings(b.get(*field))) {
+            (Some(x), Some(y)) => {
+                let wild = |list: &[String]| list.iter().any(|i| i.contains('*'));
+                wild(&x) || wild(&y) || x.iter().any(|i| y.contains(i))
+            }
+            _ => true,
+        })
 }
 
 /// ValidatingAdmissionPolicies that no binding names, when the set has bindings.

@@ -131,6 +131,30 @@ fn bindings_and_unbound_policies() {
 }
 
 #[test]
+fn a_binding_that_shares_no_request_with_its_policy() {
+    let rules = |group: &str, resource: &str| {
+        format!(
+            "    resourceRules:\n    - apiGroups: [\"{group}\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"{resource}\"]\n"
+        )
+    };
+    let policy = vap(&format!(
+        "  matchConstraints:\n{}  validations:\n  - expression: object.a\n",
+        rules("apps", "deployments")
+    ));
+    let binding = |resource: &str| {
+        format!(
+            "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: b\nspec:\n  policyName: p\n  validationActions: [Deny]\n  matchResources:\n{}",
+            rules("apps", resource)
+        )
+    };
+    assert_eq!(
+        lint(&format!("{policy}{}", binding("statefulsets"))),
+        [(Code::UnreachableMatch, Severity::Error, 23, 5)]
+    );
+    assert_eq!(lint(&format!("{policy}{}", binding("deployments"))), []);
+}
+
+#[test]
 fn costly_expressions() {
     let text = vap(
         "  validations:\n  - expression: object.items.all(a, object.items.exists(b, a == b))\n  - expression: object.items.all(a, a.matches(params.re))\n",

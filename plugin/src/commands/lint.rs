@@ -131,6 +131,39 @@ mod tests {
     const HEAD: &str = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n  validations:\n";
 
     #[test]
+    fn parses_paths_builtin_stdin_and_flags() {
+        let cli = crate::Cli::try_parse_args([
+            "kubectl-suture",
+            "lint",
+            "builtin",
+            "policies/",
+            "-f",
+            "-",
+            "--params",
+            "p.yaml",
+            "--strict",
+            "-o",
+            "json",
+        ])
+        .unwrap();
+        let crate::Command::Lint(args) = cli.command else {
+            panic!("not lint")
+        };
+        assert_eq!(
+            args.paths,
+            [
+                PolicySource::Builtin,
+                PolicySource::Path(PathBuf::from("policies/"))
+            ]
+        );
+        assert_eq!(args.filenames, [PathBuf::from("-")]);
+        assert_eq!(args.params, [PathBuf::from("p.yaml")]);
+        assert!(args.strict);
+        assert_eq!(args.output, Output::Json);
+        assert!(crate::Cli::try_parse_args(["kubectl-suture", "lint", "-o", "junit"]).is_err());
+    }
+
+    #[test]
     fn exit_statuses() {
         let clean = report(&format!("{HEAD}  - expression: object.a == 1\n"));
         assert_eq!(exit_of(&clean, true), Exit::Success);

@@ -3,7 +3,8 @@
 //!
 //! What is assumed: a list or map read from the request, the params, a variable or any function
 //! result has [`UNKNOWN_LENGTH`] items (nothing bounds them without a schema); a literal list has
-//! its own length; `map`/`filter` keep their range's length. A comprehension costs its range once
+//! its own length; `map`/`filter` keep their range's length; a list read from an enclosing
+//! comprehension's item is a share of that item's range (containers × their ports stays linear). A comprehension costs its range once
 //! plus its body once per item, so nested comprehensions over request lists multiply. An
 //! estimate above [`PER_EXPRESSION_LIMIT`] — Kubernetes' per-expression cost limit — is reported,
 //! as is a regular expression built from a non-literal pattern inside a loop (compiled again on
@@ -33,7 +34,7 @@ pub(crate) struct Costly<'a> {
 /// outermost one of each nest) and regular expressions compiled inside loops.
 pub(crate) fn costly(root: &IdedExpr) -> Vec<Costly<'_>> {
     let mut found = Vec::new();
-    let total = estimate(root, 0, &mut found).cost;
+    let total = estimate(root, &[], &mut found).cost;
     if total > PER_EXPRESSION_LIMIT && !found.iter().any(|c| c.message.starts_with("estimated")) {
         found.insert(
             0,
@@ -57,16 +58,31 @@ struct Estimate {
     length: f64,
 }
 
-fn estimate<'a>(node: &'a IdedExpr, loops: usize, found: &mut Vec<Costly<'a>>) -> Estimate {
+/// An iteration variable in scope and the length of the range it walks.
+type Loop<'a> = (&'a str, f64);
+
+fn estimate<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'a>>) -> Estimate {
     match &node.expr {
         Expr::Comprehension(c) => {
             let range = estimate(&c.iter_range, loops, found);
+            // A list read from an enclosing loop's item (`c.ports` in `containers.all(c, ...)`)
+            // is a share of the object: together the items hold the unknown length once.
+            let enclosing = root_name(&c.iter_range).and_then(|name| loops.iter().find(|(n, _)| *n == name));
+            let length = match enclosing {
+                Some((_, outer)) => (UNKNOWN_LENGTH / outer).max(1.0),
+                None => range.length,
+            };
+            let mut inner = loops.to_vec();
+            inner.push((c.iter_var.as_str(), length));
+            if let Some(second) = &c.iter_var2 {
+                inner.push((second.as_str(), length));
+            }
             let before = found.len();
             let init = estimate(&c.accu_init, loops, found).cost;
             let body =
-                estimate(&c.loop_cond, loops + 1, found).cost + estimate(&c.loop_step, loops + 1, found).cost;
+                estimate(&c.loop_cond, &inner, found).cost + estimate(&c.loop_step, &inner, found).cost;
             let result = estimate(&c.result, loops, found).cost;
-            let cost = 1.0 + range.cost + init + range.length * (body + 1.0) + result;
+            let cost = 1.0 + range.cost + init + length * (body + 1.0) + result;
             let nested_reported = found[before..].iter().any(|c| c.message.starts_with("estimated"));
             if cost > PER_EXPRESSION_LIMIT && !nested_reported {
                 let over = operand_name(&c.iter_range).unwrap_or_else(|| "a list".into());
@@ -82,10 +98,7 @@ fn estimate<'a>(node: &'a IdedExpr, loops: usize, found: &mut Vec<Costly<'a>>) -
                     },
                 );
             }
-            Estimate {
-                cost,
-                length: range.length,
-            }
+            Estimate { cost, length }
         }
         Expr::List(list) => {
             let cost = 1.0
@@ -110,7 +123,7 @@ fn estimate<'a>(node: &'a IdedExpr, loops: usize, found: &mut Vec<Costly<'a>>) -
             }
         }
         Expr::Call(call) => {
-            if loops > 0
+            if !loops.is_empty()
                 && REGEX_FUNCTIONS.contains(&call.func_name.as_str())
                 && let Some(pattern) = call.args.first()
                 && !matches!(pattern.expr, Expr::Literal(LiteralValue::String(_)))
@@ -145,6 +158,18 @@ fn estimate<'a>(node: &'a IdedExpr, loops: usize, found: &mut Vec<Costly<'a>>) -
                 length: UNKNOWN_LENGTH,
             }
         }
+    }
+}
+
+/// The identifier a selection or index chain starts from (`c` in `c.ports[0]`).
+fn root_name(node: &IdedExpr) -> Option<&str> {
+    match &node.expr {
+        Expr::Ident(name) => Some(name),
+        Expr::Select(select) => root_name(&select.operand),
+        Expr::Call(call) if call.func_name == crate::cel::upstream::common::ast::operators::INDEX => {
+            root_name(call.args.first()?)
+        }
+        _ => None,
     }
 }
 
@@ -191,6 +216,8 @@ mod tests {
             report("object.spec.containers.all(c, c.image.startsWith('registry.example.com/'))").is_empty()
         );
         assert!(report("[1, 2, 3].all(x, [4, 5].exists(y, x < y))").is_empty());
+        // The ports of each container are a share of the pod, not a second pod-sized list.
+        assert!(report("object.spec.containers.all(c, c.ports.all(p, p.containerPort > 1024))").is_empty());
     }
 
     #[test]

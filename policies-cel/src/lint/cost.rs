@@ -4,11 +4,11 @@
 //! What is assumed: a list or map read from the request, the params, a variable or any function
 //! result has [`UNKNOWN_LENGTH`] items (nothing bounds them without a schema); a literal list has
 //! its own length; `map`/`filter` keep their range's length; a list read from an enclosing
-//! comprehension's item is a share of that item's range (containers × their ports stays linear). A comprehension costs its range once
-//! plus its body once per item, so nested comprehensions over request lists multiply. An
-//! estimate above [`PER_EXPRESSION_LIMIT`] — Kubernetes' per-expression cost limit — is reported,
-//! as is a regular expression built from a non-literal pattern inside a loop (compiled again on
-//! every iteration).
+//! comprehension's item is a share of that item's range (containers × their ports stays linear).
+//! A comprehension costs its range once plus its body once per item, so nested comprehensions over
+//! request lists multiply. An estimate above [`PER_EXPRESSION_LIMIT`] — Kubernetes'
+//! per-expression cost limit — is reported, as is a regular expression built from a non-literal
+//! pattern inside a loop (compiled again on every iteration).
 
 use crate::cel::upstream::common::ast::{Expr, IdedExpr, LiteralValue};
 use crate::lint::fold::operand_name;

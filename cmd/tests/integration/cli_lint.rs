@@ -87,8 +87,8 @@ fn json_lists_every_finding_with_its_position() {
     assert_eq!(first["field"], "spec.matchConditions[0].expression");
     assert!(first.get("source_line").is_none());
     let summary = &document["summary"];
-    assert_eq!(summary["errors"], 13);
-    assert_eq!(summary["warnings"], 9);
+    assert_eq!(summary["errors"], 14);
+    assert_eq!(summary["warnings"], 8);
     assert_eq!(summary["policies"], 7);
 }
 

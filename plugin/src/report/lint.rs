@@ -107,9 +107,9 @@ fn finding_text(out: &mut String, finding: &Finding, style: Style) {
         let _ = writeln!(out, "{gutter} {} {pad}{caret}", style.dim("|"));
     }
     let context = match (&finding.field, &finding.policy) {
-        (Some(field), Some(policy)) => Some(format!("{field} (policy {policy})")),
+        (Some(field), Some(name)) => Some(format!("{field} of {name}")),
         (Some(field), None) => Some(field.clone()),
-        (None, Some(policy)) => Some(format!("policy {policy}")),
+        (None, Some(name)) => Some(name.clone()),
         (None, None) => None,
     };
     if let Some(context) = context {
@@ -142,7 +142,7 @@ p.yaml:6:37: error[never-true]: validation can never be true: every request the 
   |
 6 |   - expression: 'object.a == 1 && 1 > 2'
   |                                     ^
-  = in: spec.validations[0].expression (policy p)
+  = in: spec.validations[0].expression of p
 ";
         assert!(text.starts_with(expected), "{text}");
         assert!(

@@ -10,6 +10,7 @@ use crate::commands::{
     explain::ExplainArgs,
     impact::ImpactArgs,
     install::InstallArgs,
+    lint::LintArgs,
     replay::ReplayArgs,
     scaffold::ScaffoldArgs,
     snapshot::SnapshotArgs,
@@ -55,6 +56,9 @@ Examples:
   # Run every policy test suite under ./policies
   kubectl suture test policies/
 
+  # Find what is wrong with the policies under ./policies, with file:line:column
+  kubectl suture lint policies/
+
   # Install the admission gateway, judging one operator's requests
   kubectl suture install --service-account ops/db-operator | kubectl apply --server-side -f -
 
@@ -88,6 +92,8 @@ pub enum Command {
     Impact(ImpactArgs),
     /// Render the suture-gateway admission webhook's manifests
     Install(InstallArgs),
+    /// Find what is wrong with policy files: compile errors, unknown fields, unreachable matches, ...
+    Lint(LintArgs),
     /// Judge the mutating requests of an audit log and total what would have been denied
     Replay(ReplayArgs),
     /// Write a new policy and its test suite, ready to edit

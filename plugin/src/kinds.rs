@@ -195,6 +195,25 @@ pub fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.split_once('/').unwrap_or(("", api_version))
 }
 
+/// The table above as the lint's catalog: which API groups serve a resource.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KnownResources;
+
+impl policies_cel::lint::ResourceCatalog for KnownResources {
+    fn groups_serving(&self, resource: &str) -> Option<Vec<String>> {
+        let mut groups: Vec<String> = KNOWN
+            .iter()
+            .filter(|info| info.resource == resource)
+            .map(|info| info.group.to_owned())
+            .collect();
+        // Served by two groups, the table lists one.
+        if resource == "events" {
+            groups.push("events.k8s.io".to_owned());
+        }
+        (!groups.is_empty()).then_some(groups)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,7 @@ pub fn run(cli: &Cli) -> Result<Exit, Failure> {
         Command::Explain(args) => commands::explain::run(args),
         Command::Impact(args) => commands::impact::run(args, style),
         Command::Install(args) => commands::install::run(args),
+        Command::Lint(args) => commands::lint::run(args, style),
         Command::Replay(args) => commands::replay::run(args, style),
         Command::Scaffold(args) => commands::scaffold::run(args),
         Command::Snapshot(args) => commands::snapshot::run(args),

@@ -11,6 +11,7 @@ pub mod crds;
 pub mod eval;
 pub mod files;
 pub mod impact;
+pub mod lint;
 pub mod pack;
 pub mod policy;
 

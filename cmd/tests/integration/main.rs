@@ -13,6 +13,7 @@ mod cli_eval;
 mod cli_fixtures;
 mod cli_impact;
 mod cli_install;
+mod cli_lint;
 mod cli_live;
 mod cli_replay;
 mod cli_test;

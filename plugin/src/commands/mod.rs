@@ -6,6 +6,7 @@ pub mod eval;
 pub mod explain;
 pub mod impact;
 pub mod install;
+pub mod lint;
 pub mod replay;
 pub mod scaffold;
 pub mod snapshot;

@@ -13,7 +13,29 @@ use crate::policy::path::{FieldPath, Seg};
 #[derive(Debug, Default)]
 pub(crate) struct Report {
     pub(crate) errors: Vec<LoadError>,
-    pub(crate) warnings: Vec<String>,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+/// What a loader warning is about (the lint reports each under its own code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WarningKind {
+    /// A field the Kubernetes type does not have (a typo, or a field of another version).
+    UnknownField,
+    /// An older apiVersion read as the current one.
+    OlderVersion,
+    /// A ValidatingAdmissionPolicy that reads Suture's own `impact` or `cluster`.
+    SutureExtension,
+}
+
+/// A loader warning: where, about which field, and its text as printed (`file:line: ...`).
+#[derive(Debug, Clone)]
+pub(crate) struct Warning {
+    pub(crate) kind: WarningKind,
+    pub(crate) at: SourceRef,
+    /// The field's full path in the document (`spec.validatons`).
+    pub(crate) field: String,
+    pub(crate) message: String,
+    pub(crate) text: String,
 }
 
 /// One object of a document: the document's position tree and the object's path in it (the root,
@@ -55,9 +77,17 @@ impl Ctx<'_> {
     }
 
     /// A warning about the field at `rel`: `file:line: field: message`.
-    pub(crate) fn warning(&self, rel: &FieldPath, message: &str) -> String {
+    pub(crate) fn warning(&self, kind: WarningKind, rel: &FieldPath, message: &str) -> Warning {
         let at = self.at(rel);
-        format!("{}:{}: {}: {message}", at.file, at.line, self.path(rel))
+        let field = self.path(rel).to_string();
+        let text = format!("{}:{}: {field}: {message}", at.file, at.line);
+        Warning {
+            kind,
+            at,
+            field,
+            message: message.to_owned(),
+            text,
+        }
     }
 
     /// Decodes the object into `T`. Type errors and missing fields become an `Invalid` error at
@@ -72,12 +102,15 @@ impl Ctx<'_> {
             |rel: &FieldPath| matches!(rel.0.as_slice(), [Seg::Key(k)] if k == "apiVersion" || k == "kind");
         for rel in ignored.iter().filter(|rel| !type_meta(rel)) {
             let at = self.at(rel);
-            report.warnings.push(format!(
-                "{}:{}: unknown field `{}`",
-                at.file,
-                at.line,
-                self.path(rel)
-            ));
+            let field = self.path(rel).to_string();
+            let text = format!("{}:{}: unknown field `{field}`", at.file, at.line);
+            report.warnings.push(Warning {
+                kind: WarningKind::UnknownField,
+                at,
+                message: format!("unknown field `{field}`"),
+                field,
+                text,
+            });
         }
         match result {
             Ok(decoded) => Some(decoded),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::policy::context::{Ctx, Report};
+use crate::policy::context::{Ctx, Report, Warning, WarningKind};
 use crate::policy::marked::{self, Marked, Pos};
 use crate::policy::path::FieldPath;
 use crate::policy::{LoadError, PolicySet, SourceRef, safety, split_documents, vap};
@@ -106,8 +106,8 @@ impl Loader {
     }
 
     /// Warnings so far: `file:line: unknown field `spec.validatons`` and the like.
-    pub fn warnings(&self) -> &[String] {
-        &self.report.warnings
+    pub fn warnings(&self) -> Vec<String> {
+        self.report.warnings.iter().map(|w| w.text.clone()).collect()
     }
 
     /// The loaded set, once documents of other kinds are resolved as params and bindings are
@@ -117,7 +117,27 @@ impl Loader {
     }
 
     /// Like [`finish`](Self::finish), also returning the warnings.
-    pub fn finish_with_warnings(mut self) -> Result<(PolicySet, Vec<String>), LoadError> {
+    pub fn finish_with_warnings(self) -> Result<(PolicySet, Vec<String>), LoadError> {
+        let (set, errors, warnings) = self.finish_lenient();
+        match LoadError::from_many(errors) {
+            Some(error) => Err(error),
+            None => Ok((set, warnings.into_iter().map(|w| w.text).collect())),
+        }
+    }
+
+    /// Adds the policies of `text` and keeps going whatever is wrong (the lint reports it all).
+    pub(crate) fn add_str_lenient(&mut self, name: &str, text: &str) {
+        self.text(name, text, Role::Policies);
+    }
+
+    /// Adds the param objects of `text`, keeping going whatever is wrong.
+    pub(crate) fn add_params_str_lenient(&mut self, name: &str, text: &str) {
+        self.text(name, text, Role::Params);
+    }
+
+    /// What loaded, every error in file order, and every warning: the set holds the policies and
+    /// bindings that had no error.
+    pub(crate) fn finish_lenient(mut self) -> (PolicySet, Vec<LoadError>, Vec<Warning>) {
         for other in std::mem::take(&mut self.others) {
             let is_param = other.param
                 || self.set.policies.iter().any(|policy| {
@@ -145,10 +165,7 @@ impl Loader {
             }
         }
         self.report.errors.sort_by_key(order);
-        match LoadError::from_many(self.report.errors) {
-            Some(error) => Err(error),
-            None => Ok((self.set, self.report.warnings)),
-        }
+        (self.set, self.report.errors, self.report.warnings)
     }
 
     /// Runs `add`, failing with the errors it added.
@@ -337,7 +354,8 @@ impl Loader {
                 if vap::OLDER_API_VERSIONS.contains(&older) =>
             {
                 let at = FieldPath::root().key("apiVersion");
-                let warning = ctx.warning(&at, &format!("{older} is read as {}", vap::API_VERSION));
+                let message = format!("{older} is read as {}", vap::API_VERSION);
+                let warning = ctx.warning(WarningKind::OlderVersion, &at, &message);
                 self.report.warnings.push(warning);
                 let mut upgraded = value.clone();
                 if let Some(map) = upgraded.as_object_mut() {

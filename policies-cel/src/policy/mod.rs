@@ -5,7 +5,7 @@
 //! [`PolicySet`] that exists can be evaluated without compile errors.
 
 mod body;
-mod context;
+pub(crate) mod context;
 mod error;
 mod load;
 pub(crate) mod marked;

@@ -7,7 +7,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 use serde_json::Value;
 
 use crate::policy::body::{self, Parts};
-use crate::policy::context::{Ctx, Report, required_name};
+use crate::policy::context::{Ctx, Report, WarningKind, required_name};
 use crate::policy::path::FieldPath;
 use crate::policy::{Action, Binding, ParamRefSpec, Policy, PolicyKind};
 
@@ -47,6 +47,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
     if body.uses_impact || body.uses_cluster {
         let what = if body.uses_impact { "impact" } else { "cluster" };
         report.warnings.push(ctx.warning(
+            WarningKind::SutureExtension,
             &spec_at,
             &format!(
                 "`{what}` is a Suture extension: a Kubernetes API server would reject this ValidatingAdmissionPolicy (write a SafetyPolicy instead)"

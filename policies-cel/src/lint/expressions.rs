@@ -1,0 +1,202 @@
+//! The expressions of each policy, judged one by one: conditions and validations decided before
+//! any request is seen, estimated cost, and messageExpressions that cannot yield a string.
+
+use crate::policy::path::FieldPath;
+
+use crate::lint::cost::costly;
+use crate::lint::finding::{Code, Severity};
+use crate::lint::fold::truth;
+use crate::lint::message::static_type;
+use crate::lint::objects::{Object, ObjectKind};
+use crate::lint::parse::Parsed;
+use crate::lint::sink::{Says, Sink};
+
+/// What an expression is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    MatchCondition,
+    Variable,
+    Validation,
+    MessageExpression,
+    AuditAnnotation,
+}
+
+/// One expression of a policy: where it is and its text.
+#[derive(Debug)]
+struct Site {
+    role: Role,
+    /// The path of the expression field inside the object.
+    rel: FieldPath,
+    /// The name of the matchCondition / variable, when it has one.
+    name: Option<String>,
+    /// A validation with a message or messageExpression.
+    explained: bool,
+    source: String,
+}
+
+/// Judges every expression of the policies among `objects`; returns how many were looked at.
+pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object]) -> usize {
+    let mut count = 0;
+    for object in objects {
+        if !matches!(
+            object.kind(),
+            ObjectKind::ValidatingAdmissionPolicy | ObjectKind::SafetyPolicy
+        ) {
+            continue;
+        }
+        for site in sites(object) {
+            count += 1;
+            if let Some(parsed) = Parsed::new(&site.source) {
+                judge(sink, object, &site, &parsed);
+            }
+        }
+    }
+    count
+}
+
+fn sites(object: &Object) -> Vec<Site> {
+    let spec = FieldPath::root().key("spec");
+    let list = |field: &str| {
+        object
+            .get(&spec.key(field))
+            .and_then(|v| v.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    let mut add = |role, rel: FieldPath, item: &serde_json::Value, key: &str| {
+        if let Some(source) = item.get(key).and_then(|v| v.as_str())
+            && !source.trim().is_empty()
+        {
+            out.push(Site {
+                role,
+                rel: rel.key(key),
+                name: item.get("name").and_then(|v| v.as_str()).map(str::to_owned),
+                explained: ["message", "messageExpression"].iter().any(|k| {
+                    item.get(k)
+                        .and_then(|v| v.as_str())
+                        .is_some_and(|m| !m.trim().is_empty())
+                }),
+                source: source.to_owned(),
+            });
+        }
+    };
+    for (i, item) in list("matchConditions").iter().enumerate() {
+        add(
+            Role::MatchCondition,
+            spec.key("matchConditions").index(i),
+            item,
+            "expression",
+        );
+    }
+    for (i, item) in list("variables").iter().enumerate() {
+        add(Role::Variable, spec.key("variables").index(i), item, "expression");
+    }
+    for (i, item) in list("validations").iter().enumerate() {
+        let at = spec.key("validations").index(i);
+        add(Role::Validation, at.clone(), item, "expression");
+        add(Role::MessageExpression, at, item, "messageExpression");
+    }
+    for (i, item) in list("auditAnnotations").iter().enumerate() {
+        add(
+            Role::AuditAnnotation,
+            spec.key("auditAnnotations").index(i),
+            item,
+            "valueExpression",
+        );
+    }
+    out
+}
+
+fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed) {
+    let line = object.line_of(&site.rel);
+    let key = match site.rel.0.last() {
+        Some(crate::policy::path::Seg::Key(key)) => key.clone(),
+        _ => "expression".to_owned(),
+    };
+    let field = object.path(&site.rel);
+    let policy = object.name();
+    let file = object.file;
+    let place_of =
+        |sink: &Sink<'_>, node| sink.files[file].in_expression(line, &key, &site.source, parsed.offset(node));
+    let named = |what: &str| match &site.name {
+        Some(name) => format!("{what} `{name}`"),
+        None => what.to_owned(),
+    };
+
+    match (site.role, truth(&parsed.root)) {
+        (Role::MatchCondition, Some(decided)) if !decided.value => {
+            let says = Says::new(
+                Severity::Error,
+                Code::UnreachableMatch,
+                format!(
+                    "{} is never true: the policy never judges a request",
+                    named("matchCondition")
+                ),
+            )
+            .help(format!("{}; remove the policy or fix the condition", decided.why));
+            let place = place_of(sink, decided.at);
+            sink.push(file, place, says.field(field.clone()).policy(policy));
+        }
+        (Role::MatchCondition, Some(decided)) => {
+            let says = Says::new(
+                Severity::Warning,
+                Code::AlwaysTrue,
+                format!("{} is always true: it filters nothing", named("matchCondition")),
+            )
+            .help(decided.why);
+            let place = place_of(sink, decided.at);
+            sink.push(file, place, says.field(field.clone()).policy(policy));
+        }
+        // A bare `false` with a message refuses every matching request on purpose.
+        (Role::Validation, Some(_)) if site.source.trim() == "false" && site.explained => {}
+        (Role::Validation, Some(decided)) if !decided.value => {
+            let severity = if site.source.trim() == "false" {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
+            let says = Says::new(
+                severity,
+                Code::NeverTrue,
+                "validation can never be true: every request the policy judges fails it",
+            )
+            .help(format!(
+                "{}; to refuse every matching request on purpose, write `false` with a message",
+                decided.why
+            ));
+            let place = place_of(sink, decided.at);
+            sink.push(file, place, says.field(field.clone()).policy(policy));
+        }
+        (Role::Validation, Some(decided)) => {
+            let says = Says::new(
+                Severity::Warning,
+                Code::AlwaysTrue,
+                "validation is always true: it checks nothing",
+            )
+            .help(decided.why);
+            let place = place_of(sink, decided.at);
+            sink.push(file, place, says.field(field.clone()).policy(policy));
+        }
+        _ => {}
+    }
+
+    if site.role == Role::MessageExpression
+        && let Some(found) = static_type(&parsed.root).filter(|t| *t != "string")
+    {
+        let says = Says::new(
+            Severity::Error,
+            Code::MessageType,
+            format!("messageExpression yields a {found}, not a string"),
+        )
+        .help("Kubernetes refuses a policy whose messageExpression is not a string; build one, e.g. 'replicas: ' + string(object.spec.replicas)");
+        let place = place_of(sink, &parsed.root);
+        sink.push(file, place, says.field(field.clone()).policy(policy));
+    }
+
+    for found in costly(&parsed.root) {
+        let says = Says::new(Severity::Warning, Code::Cost, found.message).help(found.help);
+        let place = place_of(sink, found.at);
+        sink.push(file, place, says.field(field.clone()).policy(policy));
+    }
+}

@@ -1,0 +1,196 @@
+//! `lint`: everything wrong with a set of policy files that can be seen without a request, as
+//! findings with a file, line and column, a severity and a stable code.
+//!
+//! What is found: whatever the loader refuses (YAML syntax, invalid fields, unknown kinds,
+//! duplicates, and every CEL expression that does not compile, all of them), unknown fields,
+//! matches that can never select a request ([`matching`]), conditions and validations decided
+//! before any request is seen ([`fold`]), expressions whose estimated cost is above Kubernetes'
+//! per-expression limit ([`cost`]) and messageExpressions that cannot yield a string. Pure and
+//! synchronous like the rest of the crate; reading files is the only I/O.
+//!
+//! ```
+//! use policies_cel::lint::{Linter, NoCatalog};
+//! let mut linter = Linter::new();
+//! linter.add_str("p.yaml", "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n  validations:\n  - expression: '1 == 2'\n");
+//! let report = linter.run(&NoCatalog);
+//! assert_eq!(report.findings[0].code.as_str(), "never-true");
+//! assert_eq!((report.findings[0].line, report.findings[0].column), (6, 20));
+//! ```
+
+mod catalog;
+mod cost;
+mod expressions;
+mod finding;
+mod fold;
+mod loading;
+mod matching;
+mod message;
+mod objects;
+mod parse;
+mod sink;
+mod source;
+
+use std::path::Path;
+
+pub use catalog::{NoCatalog, ResourceCatalog};
+pub use cost::{PER_EXPRESSION_LIMIT, UNKNOWN_LENGTH};
+pub use finding::{Code, Finding, Severity};
+
+use sink::Sink;
+use source::SourceFile;
+
+/// A file or directory that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read `{path}`")]
+pub struct LintError {
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// The policy files to lint (and param objects they may refer to).
+#[derive(Debug, Default)]
+pub struct Linter {
+    files: Vec<SourceFile>,
+    /// Indexes of the files holding param objects (`--params`).
+    params: Vec<usize>,
+}
+
+/// What a lint run found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LintReport {
+    /// Every finding, in file order, then line and column.
+    pub findings: Vec<Finding>,
+    /// Files read (params included).
+    pub files: usize,
+    /// Policies and bindings found (whether they loaded or not).
+    pub policies: usize,
+    pub bindings: usize,
+    /// CEL expressions looked at.
+    pub expressions: usize,
+}
+
+impl LintReport {
+    /// How many findings have `severity`.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings.iter().filter(|f| f.severity == severity).count()
+    }
+}
+
+impl Linter {
+    /// Nothing to lint yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a file (any name) or the `.yaml`/`.yml`/`.json` files under a directory, in sorted
+    /// order, as the loader reads them.
+    pub fn add_path(&mut self, path: impl AsRef<Path>) -> Result<(), LintError> {
+        for file in read_path(path.as_ref())? {
+            self.files.push(file);
+        }
+        Ok(())
+    }
+
+    /// Adds a file's text; `name` stands for the file in findings.
+    pub fn add_str(&mut self, name: &str, text: &str) {
+        self.files.push(SourceFile::new(name, text));
+    }
+
+    /// Adds the built-in policy pack.
+    pub fn add_builtin(&mut self) {
+        for (name, text) in crate::pack::files() {
+            self.add_str(name, text);
+        }
+    }
+
+    /// Adds param objects (whatever their kind) from a file or directory.
+    pub fn add_params_path(&mut self, path: impl AsRef<Path>) -> Result<(), LintError> {
+        for file in read_path(path.as_ref())? {
+            self.params.push(self.files.len());
+            self.files.push(file);
+        }
+        Ok(())
+    }
+
+    /// Lints everything added; `catalog` says which API groups serve which resources.
+    pub fn run(&self, catalog: &dyn ResourceCatalog) -> LintReport {
+        let mut sink = Sink::new(&self.files);
+        let policy_files: Vec<usize> = (0..self.files.len())
+            .filter(|i| !self.params.contains(i))
+            .collect();
+        loading::load(&mut sink, &policy_files, &self.params);
+        let linted: Vec<SourceFile> = policy_files.iter().map(|&i| self.files[i].clone()).collect();
+        let mut objects = objects::objects(&linted);
+        for object in &mut objects {
+            object.file = policy_files[object.file];
+        }
+        let expressions = expressions::check(&mut sink, &objects);
+        matching::check(&mut sink, &objects, catalog);
+        let count =
+            |kinds: &[objects::ObjectKind]| objects.iter().filter(|o| kinds.contains(&o.kind())).count();
+        let policies = count(&[
+            objects::ObjectKind::ValidatingAdmissionPolicy,
+            objects::ObjectKind::SafetyPolicy,
+        ]);
+        let bindings = count(&[objects::ObjectKind::Binding]);
+        let mut findings = sink.findings;
+        for finding in findings.iter_mut().filter(|f| f.policy.is_none()) {
+            finding.policy = objects
+                .iter()
+                .filter(|o| o.kind() != objects::ObjectKind::Other)
+                .filter(|o| self.files[o.file].name == finding.file && o.start_line() <= finding.line)
+                .max_by_key(|o| o.start_line())
+                .and_then(|o| o.name().map(str::to_owned));
+        }
+        let file_order = |name: &str| self.files.iter().position(|f| f.name == name);
+        findings.sort_by(|a, b| {
+            (file_order(&a.file), a.line, a.column, a.code).cmp(&(
+                file_order(&b.file),
+                b.line,
+                b.column,
+                b.code,
+            ))
+        });
+        findings.dedup();
+        LintReport {
+            findings,
+            files: self.files.len(),
+            policies,
+            bindings,
+            expressions,
+        }
+    }
+}
+
+fn read_path(path: &Path) -> Result<Vec<SourceFile>, LintError> {
+    let error = |path: &Path, source| LintError {
+        path: path.display().to_string(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| error(path, e))?;
+    let paths = if meta.is_dir() {
+        let (found, errors) = crate::files::files_under(path, &|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"))
+        });
+        if let Some((path, source)) = errors.into_iter().next() {
+            return Err(error(&path, source));
+        }
+        found.into_iter().map(|f| f.path).collect()
+    } else {
+        vec![path.to_path_buf()]
+    };
+    paths
+        .into_iter()
+        .map(|p| {
+            std::fs::read_to_string(&p)
+                .map(|text| SourceFile::new(p.display().to_string(), text))
+                .map_err(|e| error(&p, e))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

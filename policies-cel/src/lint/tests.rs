@@ -1,0 +1,221 @@
+//! One test per kind of finding, through the public entry point: the code, line and column each
+//! is reported at.
+
+use super::*;
+
+/// A catalog that knows `deployments` in `apps` only.
+struct Apps;
+
+impl ResourceCatalog for Apps {
+    fn groups_serving(&self, resource: &str) -> Option<Vec<String>> {
+        (resource == "deployments").then(|| vec!["apps".to_owned()])
+    }
+}
+
+fn lint(text: &str) -> Vec<(Code, Severity, usize, usize)> {
+    let mut linter = Linter::new();
+    linter.add_str("p.yaml", text);
+    linter
+        .run(&Apps)
+        .findings
+        .into_iter()
+        .map(|f| (f.code, f.severity, f.line, f.column))
+        .collect()
+}
+
+const VAP: &str = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: p\nspec:\n";
+
+fn vap(spec: &str) -> String {
+    format!("{VAP}{spec}")
+}
+
+#[test]
+fn a_clean_policy_has_no_finding() {
+    let text = vap(
+        "  validations:\n  - expression: object.spec.replicas <= 5\n    messageExpression: \"'at most ' + string(5)\"\n",
+    );
+    assert_eq!(lint(&text), []);
+}
+
+#[test]
+fn every_compile_error_is_reported() {
+    let text = vap(
+        "  matchConditions:\n  - name: a\n    expression: objekt.a\n  validations:\n  - expression: |\n      object.a &&\n        flase\n",
+    );
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::CompileError, Severity::Error, 8, 17),
+            (Code::CompileError, Severity::Error, 12, 9),
+        ]
+    );
+}
+
+#[test]
+fn unknown_fields() {
+    let text = vap("  validations:\n  - expression: object.a\n    mesage: x\n");
+    assert_eq!(lint(&text), [(Code::UnknownField, Severity::Error, 8, 5)]);
+}
+
+#[test]
+fn yaml_syntax_and_invalid_fields() {
+    assert_eq!(lint("a: [\n"), [(Code::YamlSyntax, Severity::Error, 2, 1)]);
+    let text = vap("  failurePolicy: Sometimes\n  validations:\n  - expression: object.a\n");
+    assert_eq!(lint(&text), [(Code::InvalidField, Severity::Error, 6, 3)]);
+}
+
+#[test]
+fn never_true_and_always_true_validations() {
+    let text = vap(
+        "  validations:\n  - expression: object.n < 0 && object.n > 5\n  - expression: 'true'\n  - expression: 'false'\n  - expression: 'false'\n    message: refused on purpose\n",
+    );
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::NeverTrue, Severity::Error, 7, 30),
+            (Code::AlwaysTrue, Severity::Warning, 8, 18),
+            (Code::NeverTrue, Severity::Warning, 9, 18),
+        ]
+    );
+}
+
+#[test]
+fn match_conditions_decided_in_advance() {
+    let text = vap(
+        "  matchConditions:\n  - name: never\n    expression: \"1 > 2\"\n  - name: always\n    expression: \"!false\"\n  validations:\n  - expression: object.a\n",
+    );
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::UnreachableMatch, Severity::Error, 8, 20),
+            (Code::AlwaysTrue, Severity::Warning, 10, 18),
+        ]
+    );
+}
+
+#[test]
+fn rules_that_never_match() {
+    let text = vap(
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CONNECT\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a\n",
+    );
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::UnreachableMatch, Severity::Error, 7, 5),
+            (Code::UnreachableMatch, Severity::Warning, 10, 20),
+        ]
+    );
+    let text = vap(
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\", \"pods\"]\n  validations:\n  - expression: object.a\n",
+    );
+    assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Warning, 11, 19)]);
+    let text = vap(
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n    excludeResourceRules:\n    - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      operations: [\"UPDATE\", \"DELETE\"]\n      resources: [\"*\"]\n  validations:\n  - expression: object.a\n",
+    );
+    assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 12, 5)]);
+    let text = vap("  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a\n");
+    assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 7, 5)]);
+}
+
+#[test]
+fn bindings_and_unbound_policies() {
+    let binding = "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: b\nspec:\n  policyName: q\n  validationActions: [Deny]\n";
+    let text = format!("{}{binding}", vap("  validations:\n  - expression: object.a\n"));
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::UnboundPolicy, Severity::Warning, 4, 3),
+            (Code::UnreachableMatch, Severity::Error, 14, 3),
+        ]
+    );
+}
+
+#[test]
+fn a_binding_that_shares_no_request_with_its_policy() {
+    let rules = |group: &str, resource: &str| {
+        format!(
+            "    resourceRules:\n    - apiGroups: [\"{group}\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"{resource}\"]\n"
+        )
+    };
+    let policy = vap(&format!(
+        "  matchConstraints:\n{}  validations:\n  - expression: object.a\n",
+        rules("apps", "deployments")
+    ));
+    let binding = |resource: &str| {
+        format!(
+            "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: b\nspec:\n  policyName: p\n  validationActions: [Deny]\n  matchResources:\n{}",
+            rules("apps", resource)
+        )
+    };
+    assert_eq!(
+        lint(&format!("{policy}{}", binding("statefulsets"))),
+        [(Code::UnreachableMatch, Severity::Error, 23, 5)]
+    );
+    assert_eq!(lint(&format!("{policy}{}", binding("deployments"))), []);
+}
+
+#[test]
+fn costly_expressions() {
+    let text = vap(
+        "  validations:\n  - expression: object.items.all(a, object.items.exists(b, a == b))\n  - expression: object.items.all(a, a.matches(params.re))\n",
+    );
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::Cost, Severity::Warning, 7, 30),
+            (Code::Cost, Severity::Warning, 8, 39),
+        ]
+    );
+}
+
+#[test]
+fn messages_that_are_not_strings() {
+    let text = vap("  validations:\n  - expression: object.a\n    messageExpression: object.n > 1\n");
+    assert_eq!(lint(&text), [(Code::MessageType, Severity::Error, 8, 33)]);
+}
+
+#[test]
+fn older_versions_and_suture_extensions() {
+    let text = "apiVersion: admissionregistration.k8s.io/v1beta1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: p\nspec:\n  validations:\n  - expression: impact.summary.deleted == 0\n";
+    assert_eq!(
+        lint(text),
+        [
+            (Code::DeprecatedApiVersion, Severity::Warning, 1, 1),
+            (Code::SutureExtension, Severity::Warning, 5, 1),
+        ]
+    );
+}
+
+#[test]
+fn duplicates_and_unknown_kinds() {
+    let text = format!(
+        "{}---\n{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n",
+        vap("  validations:\n  - expression: object.a\n"),
+        vap("  validations:\n  - expression: object.b\n")
+    );
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::DuplicateName, Severity::Error, 12, 3),
+            (Code::UnknownKind, Severity::Error, 17, 1),
+        ]
+    );
+}
+
+#[test]
+fn test_suites_beside_policies_are_skipped() {
+    let text = format!(
+        "{}---\napiVersion: suture.dev/v1alpha1\nkind: SutureTest\nmetadata: {{name: t}}\n",
+        vap("  validations:\n  - expression: object.a\n")
+    );
+    assert_eq!(lint(&text), []);
+}
+
+#[test]
+fn the_builtin_pack_is_clean() {
+    let mut linter = Linter::new();
+    linter.add_builtin();
+    let report = linter.run(&Apps);
+    assert_eq!(report.findings, []);
+    assert_eq!(report.policies, crate::pack::files().len());
+}

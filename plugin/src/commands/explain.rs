@@ -22,10 +22,15 @@ pub struct ExplainArgs {
 
 const HELP: &str = "\
 Examples:
-  kubectl suture explain variables           # object, oldObject, request, params, impact, cluster...
-  kubectl suture explain impact              # every field of the impact estimate
-  kubectl suture explain impact.volumes      # one field
-  kubectl suture explain pack                # the built-in pack's policies
+  # The variables an expression can read (object, oldObject, request, params, impact, cluster...)
+  kubectl suture explain variables
+
+  # Every field of the impact estimate, or one of them
+  kubectl suture explain impact
+  kubectl suture explain impact.volumes
+
+  # The built-in pack's policies, or one of them
+  kubectl suture explain pack
   kubectl suture explain pack suture-data-loss
 
 Exit status:

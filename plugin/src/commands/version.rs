@@ -18,14 +18,23 @@ pub enum VersionOutput {
 
 /// Arguments of `kubectl suture version`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  kubectl suture version\n  kubectl suture version -o json\n  kubectl suture --version"
-)]
+#[command(after_help = HELP)]
 pub struct VersionArgs {
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t)]
     pub output: VersionOutput,
 }
+
+const HELP: &str = "\
+Examples:
+  # The version
+  kubectl suture version
+
+  # As JSON, for scripts
+  kubectl suture version -o json
+
+Exit status:
+  0  printed";
 
 /// Prints the version.
 pub fn run(args: &VersionArgs) -> Exit {

@@ -232,6 +232,17 @@ fn an_unreachable_cluster_or_a_bad_kubeconfig_exits_2() {
     );
     let out = run(&["impact", "delete", "pod/x", "--request-timeout", "soon"]);
     assert_eq!(out.status.code(), Some(2));
+    let out = run(&[
+        "check",
+        "delete",
+        "pod/x",
+        "--cluster",
+        "testdata/clusters/platform",
+        "--context",
+        "prod",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("give one or the other"), "{}", stderr(&out));
 }
 
 /// The `host:port` a kubeconfig written by the mock names.

@@ -45,6 +45,11 @@ impl RequestArgs {
 
     /// The cluster and the request to judge against it.
     pub fn resolve(&self, subject: &Subject) -> Result<(Box<dyn ClusterView>, Request), Failure> {
+        if !self.cluster.is_empty() && (self.kube.explicit() || self.all_namespaces) {
+            return Err(Failure::usage(anyhow::anyhow!(
+                "--cluster judges against a snapshot; --kubeconfig, --context and -A are for the live cluster: give one or the other"
+            )));
+        }
         let (cluster, what_if) = cluster::for_request(
             &self.cluster,
             &self.kube,

@@ -87,7 +87,7 @@ pub fn for_request(
     };
     connection.read_scope(&scope, &mut |object| sink.add(object))?;
     connection.finish();
-    Ok((Box::new(sink.model), what_if))
+    Ok((Box::new(sink.finish()), what_if))
 }
 
 /// The whole live cluster as a model (`test --live`).
@@ -102,7 +102,7 @@ pub fn live_model(kube: &KubeArgs) -> Result<Box<dyn ClusterView>, Failure> {
     connection.read_cluster_scoped(&mut |object| sink.add(object))?;
     connection.read_scope(&Scope::everything(), &mut |object| sink.add(object))?;
     connection.finish();
-    Ok(Box::new(sink.model))
+    Ok(Box::new(sink.finish()))
 }
 
 /// The progress bar, decided on at the first report (which knows the total).

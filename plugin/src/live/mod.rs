@@ -196,17 +196,28 @@ impl Connection {
     }
 }
 
+impl ModelSink {
+    /// The model, once the reads are over: each skipped object is reported on stderr (after
+    /// the progress bar is gone).
+    pub fn finish(self) -> ClusterModel {
+        for (name, reason) in &self.skipped {
+            eprintln!("warning: skipped {name}: {reason}");
+        }
+        self.model
+    }
+}
+
 /// A model filled from a connection's reads, counting what it could not project.
 #[derive(Debug, Default)]
 pub struct ModelSink {
     pub model: ClusterModel,
-    /// Objects that could not be read into the model, by reason (each reported on stderr).
+    /// Objects that could not be read into the model, with the reason.
     pub skipped: BTreeMap<String, String>,
 }
 
 impl ModelSink {
-    /// Projects `object` into the model; an object that cannot be projected is skipped with a
-    /// warning naming it.
+    /// Projects `object` into the model; an object that cannot be projected is skipped (see
+    /// [`ModelSink::finish`]).
     pub fn add(&mut self, object: Value) {
         match project(&object, &mut self.model) {
             Ok(projected) => self.model.insert(projected),
@@ -217,7 +228,6 @@ impl ModelSink {
                     object["metadata"]["namespace"].as_str().unwrap_or(""),
                     object["metadata"]["name"].as_str().unwrap_or("?")
                 );
-                eprintln!("warning: skipped {name}: {error}");
                 self.skipped.insert(name, error.to_string());
             }
         }

@@ -196,17 +196,6 @@ impl Connection {
     }
 }
 
-impl ModelSink {
-    /// The model, once the reads are over: each skipped object is reported on stderr (after
-    /// the progress bar is gone).
-    pub fn finish(self) -> ClusterModel {
-        for (name, reason) in &self.skipped {
-            eprintln!("warning: skipped {name}: {reason}");
-        }
-        self.model
-    }
-}
-
 /// A model filled from a connection's reads, counting what it could not project.
 #[derive(Debug, Default)]
 pub struct ModelSink {
@@ -231,5 +220,14 @@ impl ModelSink {
                 self.skipped.insert(name, error.to_string());
             }
         }
+    }
+
+    /// The model, once the reads are over: each skipped object is reported on stderr (after
+    /// the progress bar is gone).
+    pub fn finish(self) -> ClusterModel {
+        for (name, reason) in &self.skipped {
+            eprintln!("warning: skipped {name}: {reason}");
+        }
+        self.model
     }
 }

@@ -24,7 +24,7 @@ use serde_json::json;
 use crate::cel::functions::authorizer::authorizer_for_request;
 use crate::cel::value::{from_json, from_json_owned};
 use crate::cel::{EvalError, Value};
-use crate::cluster::ClusterView;
+use crate::cluster::{ClusterView, Object};
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
@@ -51,6 +51,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         namespace_object: namespace_json.map_or(Value::Null, from_json_owned),
         cluster: (cluster.object_count() > 0).then_some(cluster),
         params: set.params.iter().map(|_| OnceCell::new()).collect(),
+        target: OnceCell::new(),
         authorizer: authorizer_for_request(
             set.options.authorizer,
             &admission.resource.group,
@@ -125,6 +126,8 @@ struct Context<'a> {
     cluster: Option<&'a dyn ClusterView>,
     /// `set.params` as CEL values, each converted once per request (the pack's policies share one).
     params: Vec<OnceCell<Value>>,
+    /// The model's copy of the request's target, looked up on the first escape-hatch check.
+    target: OnceCell<Option<&'a Object>>,
 }
 
 impl Context<'_> {
@@ -180,7 +183,12 @@ fn judge(
     let mut failed = Vec::new();
     let mut skipped = None;
     let mut errors = Vec::new();
-    let escape = escape::reason(policy, context.request, context.cluster);
+    let target = || {
+        *context
+            .target
+            .get_or_init(|| escape::target_of(context.request, context.cluster))
+    };
+    let escape = escape::reason(policy, context.request, context.cluster, &target);
     for params in param_objects {
         let input = RunInput {
             object: context.request.object(),

@@ -28,7 +28,7 @@ OUT=${OUT:-$HERE/results.md}
 WORK=${WORK:-$(mktemp -d /tmp/suture-bench.XXXXXX)}
 mkdir -p "$WORK"
 GATEWAY_PORT=18443 GATEWAY_METRICS=18080 NOOP_PORT=18444 NOOP_METRICS=18081
-BIN="$ROOT/target/release/suture-gateway"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/suture-gateway"
 PIDS=()
 
 log() { printf '==> %s\n' "$*" >&2; }

@@ -2,12 +2,17 @@
 //! AdmissionReview (metadata only, then whole), pre-filter, evaluate and serialize the answer.
 //!
 //! `cargo run --release -p suture-gateway --example parse_cost -- REVIEW.json [SNAPSHOT...]`
+//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use policies_cel::cluster::ClusterModel;
 use suture_gateway::admission::{header, parse::parse, prefilter, review::ReviewResponse, verdict};
+
+/// The allocator of the `suture-gateway` binary: allocation-heavy steps cost what they cost there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,7 +27,10 @@ fn main() -> anyhow::Result<()> {
     } else {
         suture_gateway::reload::load_model(&paths)?
     };
-    let rounds = 20_000;
+    let rounds: u32 = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20_000);
     let time = |label: &str, f: &mut dyn FnMut()| {
         let started = Instant::now();
         for _ in 0..rounds {
@@ -50,6 +58,13 @@ fn main() -> anyhow::Result<()> {
     limited.options.time_limit = Some(std::time::Duration::from_millis(1600));
     time("evaluate (time limit)", &mut || {
         let _ = std::hint::black_box(policies_cel::evaluate(&limited, &request, &model));
+    });
+    time("  in it: impact estimate", &mut || {
+        let _ = std::hint::black_box(policies_cel::impact::estimate(&request, &model));
+    });
+    let estimate = policies_cel::impact::estimate(&request, &model);
+    time("  in it: impact as CEL", &mut || {
+        let _ = std::hint::black_box(estimate.to_value());
     });
     let decision = policies_cel::evaluate(&set, &request, &model);
     time("respond + serialize", &mut || {

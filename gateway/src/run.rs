@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::admission::pool::EvalPool;
 use crate::admission::{self, Admission, EvalHook, Evaluator, Limits};
 use crate::config::Config;
 use crate::decision_log::DecisionLog;
@@ -153,8 +154,10 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             DecisionLog::open(&config.decision_log)
                 .with_context(|| format!("cannot open the decision log {}", config.decision_log))?,
         );
+        let pool = EvalPool::per_core().context("cannot start the evaluation threads")?;
         let evaluator = Evaluator::new(
             Arc::clone(&model),
+            pool,
             Limits {
                 max_concurrency: usize::try_from(config.max_concurrency).unwrap_or(usize::MAX),
                 timeout: config.eval_timeout,

@@ -1,5 +1,5 @@
-//! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` on the blocking pool under
-//! a read view of the model, and a per-request deadline. A timeout, a panic or an internal error
+//! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` on the evaluation pool
+//! ([`pool`](super::pool): one thread per core) under a read view of the model, and a per-request deadline. A timeout, a panic or an internal error
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
 
@@ -15,9 +15,10 @@ use tokio::time::Instant;
 
 use crate::admission::failure;
 use crate::admission::parse::{Unreadable, parse};
+use crate::admission::pool::{EvalPool, PoolError};
 use crate::model::LiveModel;
 
-/// A function run on the blocking pool before each evaluation (tests: slow or panicking
+/// A function run on the evaluation pool before each evaluation (tests: slow or panicking
 /// evaluations).
 pub type EvalHook = Arc<dyn Fn(&Request) + Send + Sync>;
 
@@ -74,6 +75,7 @@ pub struct Judged {
 /// Runs evaluations within the limits.
 pub struct Evaluator {
     model: Arc<LiveModel>,
+    pool: EvalPool,
     slots: Arc<Semaphore>,
     timeout: Duration,
     max_model_age: Duration,
@@ -88,6 +90,7 @@ impl std::fmt::Debug for Evaluator {
             .field("timeout", &self.timeout)
             .field("max_model_age", &self.max_model_age)
             .field("available_slots", &self.slots.available_permits())
+            .field("threads", &self.pool.threads())
             .finish_non_exhaustive()
     }
 }
@@ -101,15 +104,17 @@ pub struct Limits {
 }
 
 impl Evaluator {
-    /// An evaluator over `model` within `limits`.
+    /// An evaluator over `model` within `limits`, evaluating on `pool`.
     pub fn new(
         model: Arc<LiveModel>,
+        pool: EvalPool,
         limits: Limits,
         summarize_impact: bool,
         hook: Option<EvalHook>,
     ) -> Self {
         Self {
             model,
+            pool,
             slots: Arc::new(Semaphore::new(limits.max_concurrency.max(1))),
             timeout: limits.timeout,
             max_model_age: limits.max_model_age,
@@ -239,7 +244,7 @@ impl Evaluator {
         let hook = self.hook.clone();
         let summarize = self.summarize_impact;
         let task_set = Arc::clone(&set);
-        let task = tokio::task::spawn_blocking(move || {
+        let task = self.pool.run(move || {
             let _permit = permit;
             let request = source.parse()?;
             if let Some(hook) = &hook {
@@ -263,14 +268,14 @@ impl Evaluator {
                 impact,
             },
             Ok(Ok(Err(unreadable))) => return Err(unreadable),
-            Ok(Err(error)) if error.is_panic() => {
+            Ok(Err(PoolError::Panicked)) => {
                 tracing::error!("an evaluation panicked; answered by failurePolicy");
                 fail(
                     FailureKind::Panic,
                     "internal error while evaluating the request".into(),
                 )
             }
-            Ok(Err(error)) => fail(
+            Ok(Err(error @ PoolError::Closed)) => fail(
                 FailureKind::Internal,
                 format!("the evaluation was cancelled: {error}"),
             ),
@@ -294,7 +299,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             max_model_age,
         };
-        Evaluator::new(Arc::new(model), limits, false, None)
+        Evaluator::new(Arc::new(model), EvalPool::new(1).unwrap(), limits, false, None)
     }
 
     const POLICIES: &str = r#"

@@ -13,6 +13,7 @@ mod handler;
 pub mod header;
 pub mod noop;
 pub mod parse;
+pub mod pool;
 pub mod prefilter;
 pub mod rejection;
 pub mod review;

@@ -22,6 +22,7 @@ mod macros;
 mod ops;
 mod position;
 mod program;
+pub mod serialize;
 pub mod value;
 
 pub use activation::{Activation, Bindings, LazyVariables, VariablePrograms};

@@ -36,6 +36,23 @@ pub fn from_json(json: &Json) -> Value {
     }
 }
 
+/// [`from_json`] of a document no longer needed as JSON: its strings move into the CEL value
+/// instead of being copied.
+pub fn from_json_owned(json: Json) -> Value {
+    match json {
+        Json::String(s) => Value::String(Arc::new(s)),
+        Json::Array(items) => Value::List(Arc::new(items.into_iter().map(from_json_owned).collect())),
+        Json::Object(entries) => {
+            let map: HashMap<Key, Value> = entries
+                .into_iter()
+                .map(|(k, v)| (Key::String(Arc::new(k)), from_json_owned(v)))
+                .collect();
+            Value::Map(Map { map: Arc::new(map) })
+        }
+        scalar => from_json(&scalar),
+    }
+}
+
 /// A CEL value as JSON, the way Kubernetes prints CEL results: bytes as base64, durations as
 /// `"1h2m3s"`-style strings, timestamps in RFC 3339, optionals as their value or null, and
 /// map keys as strings (sorted, for stable output).
@@ -146,6 +163,12 @@ mod tests {
     fn json_round_trips_through_cel() {
         let doc = json!({"a": [1, 2.5, "x", null, true], "b": {"c": 18446744073709551615u64}});
         assert_eq!(to_json(&from_json(&doc)), doc);
+    }
+
+    #[test]
+    fn owned_documents_convert_as_borrowed_ones() {
+        let doc = json!({"a": [1, 2.5, "x", null, true], "b": {"c": 18446744073709551615u64, "d": -3}});
+        assert_eq!(from_json_owned(doc.clone()), from_json(&doc));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! the decision carries a warning naming the reason, and the audit annotation
 //! `<policy>/allowed-by` records it.
 
-use crate::cluster::ClusterView;
+use crate::cluster::{ClusterView, Object};
 use crate::eval::Request;
 use crate::eval::run::Violation;
 use crate::eval::{Verdict, kind_name};
@@ -22,11 +22,13 @@ pub(crate) struct Allowed {
 
 /// The reason given under `policy`'s escape-hatch annotation on the request's object (or the
 /// object being deleted), on the target as the cluster model knows it (a `Scale` carries no
-/// annotations), or on the target's controlling owner.
-pub(crate) fn reason(
+/// annotations), or on the target's controlling owner. `target` is the model's copy of the
+/// target, looked up once per request however many policies ask.
+pub(crate) fn reason<'a>(
     policy: &Policy,
     request: &Request,
-    cluster: Option<&dyn ClusterView>,
+    cluster: Option<&'a dyn ClusterView>,
+    target: &dyn Fn() -> Option<&'a Object>,
 ) -> Option<Allowed> {
     let key = policy.allow_annotation.as_deref()?;
     let found = |reason: &str, on: String| {
@@ -53,7 +55,7 @@ pub(crate) fn reason(
         }
     }
     let cluster = cluster?;
-    let target = cluster.get(&target_key(request, cluster))?;
+    let target = target()?;
     if let Some(allowed) = target.annotation(key).and_then(|r| found(r, "the object".into())) {
         return Some(allowed);
     }
@@ -61,6 +63,12 @@ pub(crate) fn reason(
     owner
         .annotation(key)
         .and_then(|r| found(r, format!("its owner {}", owner.key)))
+}
+
+/// The model's copy of the request's target (the parent for a subresource).
+pub(crate) fn target_of<'a>(request: &Request, cluster: Option<&'a dyn ClusterView>) -> Option<&'a Object> {
+    let cluster = cluster?;
+    cluster.get(&target_key(request, cluster))
 }
 
 impl Allowed {

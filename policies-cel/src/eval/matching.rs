@@ -9,7 +9,6 @@ use k8s_openapi::api::admissionregistration::v1::{MatchResources, NamedRuleWithO
 use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, GroupVersionResource};
 
-use crate::cluster::ClusterView;
 use crate::eval::request::operation_name;
 use crate::eval::selector::{self, SelectorError};
 
@@ -20,10 +19,13 @@ pub(crate) struct MatchInput<'a> {
     pub old_object_labels: BTreeMap<String, String>,
     /// Labels of the request's namespace (from the cluster view, or the Namespace object itself).
     pub namespace_labels: Option<BTreeMap<String, String>>,
+    /// The user's service account as `namespace/name`, when the user is one.
+    pub service_account: Option<String>,
 }
 
 impl<'a> MatchInput<'a> {
-    pub fn new(request: &'a AdmissionRequest<DynamicObject>, cluster: &dyn ClusterView) -> Self {
+    /// `namespace` is the request's Namespace as the cluster view knows it.
+    pub fn new(request: &'a AdmissionRequest<DynamicObject>, namespace: Option<&serde_json::Value>) -> Self {
         let labels = |object: &Option<DynamicObject>| {
             object
                 .as_ref()
@@ -50,18 +52,19 @@ impl<'a> MatchInput<'a> {
                 .namespace
                 .as_deref()
                 .filter(|ns| !ns.is_empty())
-                .map(|ns| {
-                    cluster
-                        .namespace(ns)
-                        .map(|o| selector::labels_of(&o))
-                        .unwrap_or_default()
-                })
+                .map(|_| namespace.map(selector::labels_of).unwrap_or_default())
         };
+        let service_account = request
+            .user_info
+            .username
+            .as_deref()
+            .and_then(crate::eval::subjects::service_account);
         Self {
             request,
             object_labels,
             old_object_labels,
             namespace_labels,
+            service_account,
         }
     }
 }

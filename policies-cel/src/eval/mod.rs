@@ -8,6 +8,7 @@ mod matching;
 mod params;
 pub mod prefilter;
 mod request;
+mod review;
 mod run;
 pub mod selector;
 pub mod subjects;
@@ -21,9 +22,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::json;
 
 use crate::cel::functions::authorizer::authorizer_for_request;
-use crate::cel::value::from_json;
+use crate::cel::value::{from_json, from_json_owned};
 use crate::cel::{EvalError, Value};
-use crate::cluster::ClusterView;
+use crate::cluster::{ClusterView, Object};
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
@@ -37,19 +38,20 @@ pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validati
 pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -> Decision {
     let admission = &request.admission;
     let namespace = admission.namespace.as_deref().unwrap_or_default();
+    // The request's Namespace, read from the model once for matching and `namespaceObject`.
+    let namespace_json = (!namespace.is_empty())
+        .then(|| cluster.namespace(namespace))
+        .flatten();
+    let input = MatchInput::new(admission, namespace_json.as_ref());
     let context = Context {
         set,
         request,
-        input: MatchInput::new(admission, cluster),
+        input,
         namespace,
-        namespace_object: if namespace.is_empty() {
-            Value::Null
-        } else {
-            cluster
-                .namespace(namespace)
-                .map_or(Value::Null, |ns| from_json(&ns))
-        },
+        namespace_object: namespace_json.map_or(Value::Null, from_json_owned),
         cluster: (cluster.object_count() > 0).then_some(cluster),
+        params: set.params.iter().map(|_| OnceCell::new()).collect(),
+        target: OnceCell::new(),
         authorizer: authorizer_for_request(
             set.options.authorizer,
             &admission.resource.group,
@@ -122,6 +124,20 @@ struct Context<'a> {
     authorizer: Value,
     /// The model behind the `cluster` library (None when the view knows nothing).
     cluster: Option<&'a dyn ClusterView>,
+    /// `set.params` as CEL values, each converted once per request (the pack's policies share one).
+    params: Vec<OnceCell<Value>>,
+    /// The model's copy of the request's target, looked up on the first escape-hatch check.
+    target: OnceCell<Option<&'a Object>>,
+}
+
+impl Context<'_> {
+    /// A params object of the set as a CEL value.
+    fn param_value(&self, object: &serde_json::Value) -> Value {
+        match self.set.params.iter().position(|p| std::ptr::eq(p, object)) {
+            Some(index) => self.params[index].get_or_init(|| from_json(object)).clone(),
+            None => from_json(object),
+        }
+    }
 }
 
 /// A policy judged through one binding (`None`: self-bound or the offline implicit binding).
@@ -160,14 +176,19 @@ fn judge(
     }
     let param_objects: Vec<Value> = match params::choose(context.set, policy, binding, context.namespace) {
         ParamChoice::None => vec![Value::Null],
-        ParamChoice::Objects(objects) => objects.into_iter().map(from_json).collect(),
+        ParamChoice::Objects(objects) => objects.into_iter().map(|o| context.param_value(o)).collect(),
         ParamChoice::Skip => return Outcome::NotMatched,
         ParamChoice::NotFound(message) => return policy_error(verdict, pair, message, false),
     };
     let mut failed = Vec::new();
     let mut skipped = None;
     let mut errors = Vec::new();
-    let escape = escape::reason(policy, context.request, context.cluster);
+    let target = || {
+        *context
+            .target
+            .get_or_init(|| escape::target_of(context.request, context.cluster))
+    };
+    let escape = escape::reason(policy, context.request, context.cluster, &target);
     for params in param_objects {
         let input = RunInput {
             object: context.request.object(),
@@ -268,7 +289,7 @@ fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Bindi
 /// True when the policy, its binding and its subjects all select the request.
 fn applies(policy: &Policy, binding: Option<&Binding>, input: &MatchInput<'_>) -> Result<bool, String> {
     if let Some(subjects) = &policy.subjects
-        && !subjects::judges(subjects, input.request)
+        && !subjects::judges_user(subjects, input.request, input.service_account.as_deref())
     {
         return Ok(false);
     }

@@ -56,7 +56,8 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> R
 /// The `metadata.labels` of a JSON object.
 pub fn labels_of(object: &serde_json::Value) -> BTreeMap<String, String> {
     object
-        .pointer("/metadata/labels")
+        .get("metadata")
+        .and_then(|metadata| metadata.get("labels"))
         .and_then(serde_json::Value::as_object)
         .map(|labels| {
             labels

@@ -7,18 +7,15 @@ use crate::policy::Subjects;
 
 /// True when `pattern` (with `*` matching any run of characters) matches `text` entirely.
 pub fn glob(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let Some(first) = parts.next() else {
+    let Some((head, last)) = pattern.rsplit_once('*') else {
         return pattern == text;
     };
+    let mut parts = head.split('*');
+    let first = parts.next().unwrap_or_default();
     let Some(mut rest) = text.strip_prefix(first) else {
         return false;
     };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
+    for part in parts {
         match rest.find(part) {
             Some(at) => rest = &rest[at + part.len()..],
             None => return false,
@@ -37,14 +34,22 @@ pub fn service_account(username: &str) -> Option<String> {
 /// True when the request's user is among `subjects` and not excluded.
 pub fn judges(subjects: &Subjects, request: &AdmissionRequest<DynamicObject>) -> bool {
     let user = request.user_info.username.as_deref().unwrap_or_default();
+    judges_user(subjects, request, service_account(user).as_deref())
+}
+
+/// [`judges`], with the user's `namespace/name` service account already read (once per
+/// request, however many policies ask).
+pub fn judges_user(
+    subjects: &Subjects,
+    request: &AdmissionRequest<DynamicObject>,
+    account: Option<&str>,
+) -> bool {
+    let user = request.user_info.username.as_deref().unwrap_or_default();
     let groups = request.user_info.groups.as_deref().unwrap_or_default();
-    let account = service_account(user);
     let hit = |users: &[String], group_patterns: &[String], accounts: &[String]| {
         users.iter().any(|p| glob(p, user))
             || group_patterns.iter().any(|p| groups.iter().any(|g| glob(p, g)))
-            || account
-                .as_deref()
-                .is_some_and(|sa| accounts.iter().any(|p| glob(p, sa)))
+            || account.is_some_and(|sa| accounts.iter().any(|p| glob(p, sa)))
     };
     if hit(
         &subjects.exclude_users,

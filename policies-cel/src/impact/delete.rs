@@ -21,7 +21,7 @@ pub(crate) enum Propagation {
 /// else the kind's default (Orphan for batch/v1 Jobs, v1 ReplicationControllers and the
 /// pre-`apps/v1` workload versions; Background for everything else).
 pub(crate) fn propagation(subject: &Subject) -> Propagation {
-    let options = subject.options.as_ref();
+    let options = subject.options;
     match options
         .and_then(|o| o.get("propagationPolicy"))
         .and_then(|p| p.as_str())

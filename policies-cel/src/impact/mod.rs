@@ -20,11 +20,15 @@ mod workloads;
 pub use report::{Impact, Summary};
 
 use crate::cel::Value;
-use crate::cel::value::from_json;
 use crate::cluster::ClusterView;
 use crate::eval::Request;
 use effects::Effects;
 use subject::Subject;
+
+/// The field at `keys` inside `json` (`Value::pointer` without its allocation per segment).
+pub(crate) fn field<'a>(json: &'a serde_json::Value, keys: &[&str]) -> Option<&'a serde_json::Value> {
+    keys.iter().try_fold(json, |json, key| json.get(*key))
+}
 
 /// Estimates what `request` would do to the cluster seen through `view`.
 pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
@@ -59,6 +63,6 @@ pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
 impl Impact {
     /// The estimate as the CEL `impact` variable.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).map_or(Value::Null, |json| from_json(&json))
+        crate::cel::serialize::to_value(self).unwrap_or(Value::Null)
     }
 }

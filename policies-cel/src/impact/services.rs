@@ -17,12 +17,13 @@ use crate::cluster::{ClusterView, Object, Spec};
 use crate::impact::consequences::{healthy, service_endpoints};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
+use crate::impact::field;
 use crate::impact::report::ServiceEffect;
 use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Service.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(new) = slim(subject.object.as_ref(), "object", effects) else {
+    let Some(new) = slim(subject.object, "object", effects) else {
         return;
     };
     let Some(old) = previous(view, subject, effects) else {
@@ -104,7 +105,7 @@ fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Lab
 
 /// `port/protocol` of each port of the Service JSON.
 fn ports(service: Option<&Json>) -> Option<Vec<String>> {
-    let list = service?.pointer("/spec/ports")?.as_array()?;
+    let list = field(service?, &["spec", "ports"])?.as_array()?;
     let port = |p: &Json| {
         let number = p.get("port").map(Json::to_string).unwrap_or_default();
         let protocol = p.get("protocol").and_then(Json::as_str).unwrap_or("TCP");
@@ -116,13 +117,13 @@ fn ports(service: Option<&Json>) -> Option<Vec<String>> {
 /// Notes a change of ports: the endpoints stay, clients of a removed port lose it.
 fn note_ports(subject: &Subject, effects: &mut Effects) {
     let (Some(old), new) = (
-        ports(subject.old_object.as_ref()),
-        ports(subject.object.as_ref()).unwrap_or_default(),
+        ports(subject.old_object),
+        ports(subject.object).unwrap_or_default(),
     ) else {
         return;
     };
-    let port_specs = |json: Option<&Json>| json.and_then(|j| j.pointer("/spec/ports")).cloned();
-    if port_specs(subject.old_object.as_ref()) == port_specs(subject.object.as_ref()) {
+    let old_specs = subject.old_object.and_then(|j| field(j, &["spec", "ports"]));
+    if old_specs == subject.object.and_then(|j| field(j, &["spec", "ports"])) {
         return;
     }
     let removed: Vec<&String> = old.iter().filter(|p| !new.contains(p)).collect();

@@ -1,23 +1,23 @@
 //! The request as the estimate reads it: operation, target object key, the objects as JSON and
-//! the delete options.
+//! the delete options (borrowed from the request: never serialized again).
 
 use serde_json::Value as Json;
 
 use crate::cluster::{ClusterView, ObjectKey, Spec};
 use crate::eval::Request;
 
-/// What the request is about.
+/// What the request is about (its objects borrowed from the request, as they came).
 #[derive(Debug)]
-pub(crate) struct Subject {
+pub(crate) struct Subject<'a> {
     pub operation: &'static str,
     pub group: String,
     pub version: String,
     pub sub_resource: String,
     /// The object the request acts on (the parent for a subresource).
     pub key: ObjectKey,
-    pub object: Option<Json>,
-    pub old_object: Option<Json>,
-    pub options: Option<Json>,
+    pub object: Option<&'a Json>,
+    pub old_object: Option<&'a Json>,
+    pub options: Option<&'a Json>,
 }
 
 /// Built-in kinds that are cluster-scoped.
@@ -93,24 +93,20 @@ pub(crate) fn target_key(request: &Request, view: &dyn ClusterView) -> ObjectKey
     ObjectKey::new(&resource.group, &kind, namespace, &admission.name)
 }
 
-impl Subject {
-    pub fn new(request: &Request, view: &dyn ClusterView) -> Self {
+impl<'a> Subject<'a> {
+    pub fn new(request: &'a Request, view: &dyn ClusterView) -> Self {
         let admission = &request.admission;
         let resource = &admission.resource;
-        let json =
-            |o: &Option<kube_core::DynamicObject>| o.as_ref().and_then(|o| serde_json::to_value(o).ok());
+        let json = request.objects_json();
         Self {
             operation: request.operation(),
             group: resource.group.clone(),
             version: resource.version.clone(),
             sub_resource: admission.sub_resource.clone().unwrap_or_default(),
             key: target_key(request, view),
-            object: json(&admission.object),
-            old_object: json(&admission.old_object),
-            options: admission
-                .options
-                .as_ref()
-                .and_then(|o| serde_json::to_value(o).ok()),
+            object: json.object.as_ref(),
+            old_object: json.old_object.as_ref(),
+            options: json.options.as_ref(),
         }
     }
 

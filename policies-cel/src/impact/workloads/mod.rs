@@ -18,6 +18,7 @@ use serde_json::Value as Json;
 use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project};
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
+use crate::impact::field;
 use crate::impact::subject::Subject;
 
 /// What a request changes about one workload.
@@ -98,15 +99,15 @@ fn read_change<'a>(
     let from = replicas(&current.spec).unwrap_or(daemon_pods);
     let to = replicas(&desired).unwrap_or(daemon_pods);
     let template_changed = !scaling && template_changed(subject, effects);
-    let new_json = if scaling { None } else { subject.object.as_ref() };
+    let new_json = if scaling { None } else { subject.object };
     let on_delete = new_json
-        .and_then(|o| o.pointer("/spec/updateStrategy/type"))
+        .and_then(|o| field(o, &["spec", "updateStrategy", "type"]))
         .and_then(Json::as_str)
         == Some("OnDelete");
-    let ordinal_start = [new_json, subject.old_object.as_ref()]
+    let ordinal_start = [new_json, subject.old_object]
         .into_iter()
         .flatten()
-        .find_map(|o| o.pointer("/spec/ordinals/start").and_then(Json::as_i64))
+        .find_map(|o| field(o, &["spec", "ordinals", "start"]).and_then(Json::as_i64))
         .unwrap_or(0);
     Some(Change {
         current,
@@ -123,8 +124,7 @@ fn read_change<'a>(
 fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
     let to = subject
         .object
-        .as_ref()
-        .and_then(|o| o.pointer("/spec/replicas"))
+        .and_then(|o| field(o, &["spec", "replicas"]))
         .and_then(Json::as_i64)
         .unwrap_or(0);
     let mut spec = current.spec.clone();
@@ -147,7 +147,7 @@ fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Op
 
 /// The spec after an UPDATE: the request's `object` with Kubernetes' defaults.
 fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
-    let Some(json) = &subject.object else {
+    let Some(json) = subject.object else {
         effects.note(format!(
             "the request carries no new {}: no effect is counted",
             current.key
@@ -176,8 +176,9 @@ fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Optio
 
 /// True when `spec.template` differs between `oldObject` and `object`.
 fn template_changed(subject: &Subject, effects: &mut Effects) -> bool {
-    let template = |o: &Option<Json>| o.as_ref().and_then(|o| o.pointer("/spec/template")).cloned();
-    match (template(&subject.old_object), template(&subject.object)) {
+    let old = subject.old_object.and_then(|o| field(o, &["spec", "template"]));
+    let new = subject.object.and_then(|o| field(o, &["spec", "template"]));
+    match (old, new) {
         (Some(old), Some(new)) => old != new,
         (None, Some(_)) => {
             effects.note("the request has no oldObject: a pod template change cannot be seen");

@@ -135,6 +135,12 @@ pub struct Config {
     #[arg(long, env = "SUTURE_MAX_CONCURRENCY", default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrency: u32,
 
+    /// Threads that parse and evaluate judged requests [default: 0, one per core]. Evaluation is
+    /// CPU-bound: more threads than cores add no throughput, but let a fast request overtake slow
+    /// ones that hold every thread
+    #[arg(long, env = "SUTURE_EVAL_THREADS", default_value_t = 0, value_name = "N")]
+    pub eval_threads: usize,
+
     /// Per-request time budget, below the webhook's timeoutSeconds; beyond it the failurePolicy answers
     #[arg(long, env = "SUTURE_EVAL_TIMEOUT", default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     pub eval_timeout: Duration,
@@ -224,6 +230,7 @@ mod tests {
         assert_eq!(config.shutdown_grace, Duration::from_secs(25));
         assert_eq!(config.max_body_bytes, 6_291_456);
         assert_eq!(config.max_concurrency, 64);
+        assert_eq!(config.eval_threads, 0);
         assert_eq!(config.tls_san, ["localhost", "127.0.0.1"]);
         assert_eq!(config.decision_log, "stdout");
         assert!(!config.offline());

@@ -154,7 +154,11 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             DecisionLog::open(&config.decision_log)
                 .with_context(|| format!("cannot open the decision log {}", config.decision_log))?,
         );
-        let pool = EvalPool::per_core().context("cannot start the evaluation threads")?;
+        let pool = match config.eval_threads {
+            0 => EvalPool::per_core(),
+            threads => EvalPool::new(threads),
+        }
+        .context("cannot start the evaluation threads")?;
         let evaluator = Evaluator::new(
             Arc::clone(&model),
             pool,

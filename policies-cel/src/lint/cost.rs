@@ -101,22 +101,14 @@ fn estimate<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'
             Estimate { cost, length }
         }
         Expr::List(list) => {
-            let cost = 1.0
-                + children(node)
-                    .iter()
-                    .map(|c| estimate(c, loops, found).cost)
-                    .sum::<f64>();
+            let cost = own_and_children(node, loops, found);
             Estimate {
                 cost,
                 length: list.elements.len() as f64,
             }
         }
         Expr::Map(map) => {
-            let cost = 1.0
-                + children(node)
-                    .iter()
-                    .map(|c| estimate(c, loops, found).cost)
-                    .sum::<f64>();
+            let cost = own_and_children(node, loops, found);
             Estimate {
                 cost,
                 length: map.entries.len() as f64,
@@ -137,28 +129,25 @@ fn estimate<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'
                     help: "use a literal pattern (compiled once, when the policy loads), or build the pattern outside the comprehension with a variable".into(),
                 });
             }
-            let cost = 1.0
-                + children(node)
-                    .iter()
-                    .map(|c| estimate(c, loops, found).cost)
-                    .sum::<f64>();
+            let cost = own_and_children(node, loops, found);
             Estimate {
                 cost,
                 length: UNKNOWN_LENGTH,
             }
         }
-        _ => {
-            let cost = 1.0
-                + children(node)
-                    .iter()
-                    .map(|c| estimate(c, loops, found).cost)
-                    .sum::<f64>();
-            Estimate {
-                cost,
-                length: UNKNOWN_LENGTH,
-            }
-        }
+        _ => Estimate {
+            cost: own_and_children(node, loops, found),
+            length: UNKNOWN_LENGTH,
+        },
     }
+}
+
+/// One unit for `node` and the estimates of its children.
+fn own_and_children<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'a>>) -> f64 {
+    1.0 + children(node)
+        .iter()
+        .map(|c| estimate(c, loops, found).cost)
+        .sum::<f64>()
 }
 
 /// The identifier a selection or index chain starts from (`c` in `c.ports[0]`).

@@ -143,7 +143,7 @@ fn vap_with_params(name: &str) -> Value {
 }
 
 fn params_of(live: &Live) -> Vec<Value> {
-    live.policies.store().current().params.clone()
+    live.policies.store().current().params.to_vec()
 }
 
 /// A VAP taking a ConfigMap as params: the ConfigMaps are watched for the policy set with their

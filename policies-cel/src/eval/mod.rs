@@ -50,7 +50,6 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         namespace,
         namespace_object: namespace_json.map_or(Value::Null, from_json_owned),
         cluster: (cluster.object_count() > 0).then_some(cluster),
-        params: set.params.iter().map(|_| OnceCell::new()).collect(),
         target: OnceCell::new(),
         authorizer: authorizer_for_request(
             set.options.authorizer,
@@ -124,8 +123,6 @@ struct Context<'a> {
     authorizer: Value,
     /// The model behind the `cluster` library (None when the view knows nothing).
     cluster: Option<&'a dyn ClusterView>,
-    /// `set.params` as CEL values, each converted once per request (the pack's policies share one).
-    params: Vec<OnceCell<Value>>,
     /// The model's copy of the request's target, looked up on the first escape-hatch check.
     target: OnceCell<Option<&'a Object>>,
 }
@@ -133,8 +130,9 @@ struct Context<'a> {
 impl Context<'_> {
     /// A params object of the set as a CEL value.
     fn param_value(&self, object: &serde_json::Value) -> Value {
-        match self.set.params.iter().position(|p| std::ptr::eq(p, object)) {
-            Some(index) => self.params[index].get_or_init(|| from_json(object)).clone(),
+        let index = self.set.params.iter().position(|p| std::ptr::eq(p, object));
+        match index.and_then(|index| self.set.params.value(index)) {
+            Some(value) => value.clone(),
             None => from_json(object),
         }
     }

@@ -10,6 +10,7 @@ mod error;
 mod load;
 pub(crate) mod marked;
 mod model;
+mod param_objects;
 pub(crate) mod path;
 pub mod safety;
 mod scalar;
@@ -22,4 +23,5 @@ pub use model::{
     Action, AuditAnnotation, Binding, EvalOptions, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec,
     Policy, PolicyKind, PolicySet, Subjects, Validation,
 };
+pub use param_objects::ParamObjects;
 pub use source::{Document, SourceRef, split_documents};

@@ -7,7 +7,7 @@ use k8s_openapi::api::admissionregistration::v1::MatchResources;
 use serde::Serialize;
 
 use crate::cel::{AuthorizerMode, DEFAULT_COST_LIMIT, Program};
-use crate::policy::SourceRef;
+use crate::policy::{ParamObjects, SourceRef};
 
 /// Where a policy came from; it decides which fields may be set and how it is bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -136,8 +136,9 @@ pub struct Binding {
 pub struct PolicySet {
     pub policies: Vec<Arc<Policy>>,
     pub bindings: Vec<Binding>,
-    /// Parameter objects (from `--params` files or the cluster), as JSON objects.
-    pub params: Vec<serde_json::Value>,
+    /// Parameter objects (from `--params` files or the cluster), as JSON objects (and their CEL
+    /// values, converted once per set).
+    pub params: ParamObjects,
     /// Offline: a VAP without any binding is treated as bound to everything with action Deny.
     pub implicit_bindings: bool,
     /// How expressions are evaluated (authorizer answers, budgets).

@@ -380,7 +380,7 @@ fn params_come_from_the_binding_param_ref() {
         }),
     };
     let mut s = set(vec![p], vec![binding("strict", true)]);
-    s.params = vec![limits("strict", 2), limits("loose", 10)];
+    s.params = vec![limits("strict", 2), limits("loose", 10)].into();
     let decision = evaluate(&s, &review("CREATE", OPERATOR, deployment(3)), &EmptyCluster);
     assert_eq!(decision.denials[0].message, "at most 2");
     assert_eq!(decision.status_code(), 403);

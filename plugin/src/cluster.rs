@@ -73,9 +73,7 @@ pub fn for_request(
     };
     let mut connection = Connection::open(kube, &credentials, false)?;
     let mut what_if = what_if.clone();
-    if what_if.namespace.is_none() {
-        what_if.namespace = Some(connection.default_namespace().to_owned());
-    }
+    what_if.default_namespace = Some(connection.default_namespace().to_owned());
     let mut sink = ModelSink::default();
     connection.read_cluster_scoped(&mut |object| sink.add(object))?;
     let scope = if all_namespaces {

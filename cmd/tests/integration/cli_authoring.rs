@@ -81,9 +81,27 @@ fn completion_scripts_cover_every_command() {
         let out = suture().args(["completion", shell]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{shell}");
         let text = stdout(&out);
-        for command in ["check", "impact", "replay", "scaffold", "explain", "test"] {
+        for command in [
+            "check",
+            "completion",
+            "eval",
+            "explain",
+            "impact",
+            "install",
+            "lint",
+            "replay",
+            "scaffold",
+            "snapshot",
+            "test",
+            "version",
+        ] {
+            // Each command's own flag set appears with its name in every script.
             assert!(text.contains(command), "{shell} completion lacks {command}");
         }
+        assert!(
+            text.contains("all-namespaces") && text.contains("strict"),
+            "{shell}"
+        );
     }
     let bash = stdout(&suture().args(["completion", "bash"]).output().unwrap());
     assert!(bash.contains("complete -F _kubectl__suture"), "{bash}");

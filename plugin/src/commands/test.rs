@@ -37,7 +37,8 @@ pub struct TestArgs {
     pub output: TestOutput,
 
     /// Judge the suites that name no `cluster:` against the live cluster of the kubeconfig
-    /// (read once, whole) instead of an empty cluster. Suites stay hermetic without it.
+    /// (read once, whole) instead of an empty cluster; --kubeconfig or --context imply it.
+    /// Without any of the three, suites stay hermetic.
     #[arg(long = "live")]
     pub live: bool,
 

@@ -67,10 +67,12 @@ pub async fn client(args: &KubeArgs, credentials: &Credentials) -> anyhow::Resul
             kube::Config::incluster().context("cannot use the pod's service account")?
         }
     };
-    if let Some(timeout) = args.request_timeout.0 {
-        config.connect_timeout = Some(timeout);
-        config.read_timeout = Some(timeout);
-        config.write_timeout = Some(timeout);
+    if let Some(timeout) = args.request_timeout {
+        // kubectl's `--request-timeout 0`: no timeout at all.
+        let timeout = (!timeout.is_zero()).then_some(timeout);
+        config.connect_timeout = timeout;
+        config.read_timeout = timeout;
+        config.write_timeout = timeout;
     }
     kube::Client::try_from(config).context("cannot build the Kubernetes client")
 }

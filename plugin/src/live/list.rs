@@ -7,7 +7,7 @@ use kube::Client;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::ApiResource;
 use policies_cel::cluster::api::kinds::resource_name;
-use policies_cel::cluster::api::strip::object_json;
+use policies_cel::cluster::api::strip::{full_json, object_json};
 use serde_json::Value;
 
 /// Objects per page.
@@ -83,7 +83,7 @@ pub async fn list(
             let next = page.metadata.continue_.clone();
             objects.extend(page.items.into_iter().map(|item| {
                 if request.full {
-                    full_json(request.resource, item)
+                    full_json(request.resource, item.metadata, item.data)
                 } else {
                     object_json(request.resource, item.metadata, item.data)
                 }
@@ -96,19 +96,4 @@ pub async fn list(
             None => return Ok(objects),
         }
     }
-}
-
-/// An object as the API returned it, with its type (list items do not carry their own).
-fn full_json(resource: &ApiResource, object: DynamicObject) -> Value {
-    let mut fields = match object.data {
-        Value::Object(fields) => fields,
-        _ => serde_json::Map::new(),
-    };
-    fields.insert("apiVersion".into(), resource.api_version.clone().into());
-    fields.insert("kind".into(), resource.kind.clone().into());
-    fields.insert(
-        "metadata".into(),
-        serde_json::to_value(object.metadata).unwrap_or(Value::Null),
-    );
-    Value::Object(fields)
 }

@@ -27,14 +27,6 @@ pub use scope::{Instances, Namespaces, Scope, Target};
 use crate::exit::Failure;
 use list::{ListError, ListRequest};
 
-/// The kinds of [`kinds::builtin`] that are not namespaced.
-const CLUSTER_SCOPED: &[&str] = &[
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "CustomResourceDefinition",
-];
-
 /// An open connection to a cluster and the objects read through it.
 pub struct Connection {
     runtime: tokio::runtime::Runtime,
@@ -87,7 +79,7 @@ impl Connection {
     pub fn read_cluster_scoped(&mut self, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
         let resources: Vec<ApiResource> = kinds::builtin()
             .into_iter()
-            .filter(|r| CLUSTER_SCOPED.contains(&r.kind.as_str()))
+            .filter(|r| kinds::is_cluster_scoped(&r.kind))
             .collect();
         self.bar.plan(resources.len());
         for resource in &resources {
@@ -112,7 +104,7 @@ impl Connection {
     pub fn read_scope(&mut self, scope: &Scope, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
         let namespaced: Vec<ApiResource> = kinds::builtin()
             .into_iter()
-            .filter(|r| !CLUSTER_SCOPED.contains(&r.kind.as_str()))
+            .filter(|r| !kinds::is_cluster_scoped(&r.kind))
             .collect();
         let instances: Vec<(ApiResource, bool)> = self
             .crds

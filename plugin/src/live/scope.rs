@@ -77,8 +77,9 @@ impl Scope {
 }
 
 /// What a request on `target` can reach, given the cluster-scoped kinds already read:
-/// - an object in a namespace: that namespace (owners and dependents live beside it), and the
-///   instances of its CRD when it is a custom resource;
+/// - an object in a namespace: that namespace's contents, custom resources included (owners and
+///   dependents live beside it: an operator's custom resource owns its StatefulSet; a missing
+///   owner would read as a stale ownerReference);
 /// - a Namespace: its contents, custom resources included;
 /// - a Node or a CRD (pods everywhere, instances everywhere) and cluster-scoped custom resources
 ///   (which may own objects in any namespace): everything;
@@ -86,11 +87,10 @@ impl Scope {
 /// - other cluster-scoped kinds (RBAC, StorageClasses...): nothing more.
 pub fn for_target(target: &Target, cluster: &dyn ClusterView) -> Scope {
     if let Some(namespace) = &target.namespace {
-        let mut scope = Scope::namespaces([namespace.clone()]);
-        if let Some(crd) = crd_of(target, cluster) {
-            scope.instances = Instances::Of(BTreeSet::from([crd]));
-        }
-        return scope;
+        return Scope {
+            namespaces: Namespaces::Only(BTreeSet::from([namespace.clone()])),
+            instances: Instances::All,
+        };
     }
     match (target.group.as_str(), target.resource.as_str()) {
         ("", "namespaces") => Scope {
@@ -159,22 +159,19 @@ mod tests {
     }
 
     #[test]
-    fn namespaced_objects_read_their_namespace_only() {
-        let scope = for_target(&target("apps", "statefulsets", Some("mq"), "rabbit"), &cluster());
-        assert_eq!(scope, Scope::namespaces(["mq".to_owned()]));
-        assert!(scope.includes("mq") && !scope.includes("kube-system"));
-    }
-
-    #[test]
-    fn custom_resources_bring_their_crd_instances() {
-        let scope = for_target(
-            &target("rabbitmq.com", "rabbitmqclusters", Some("mq"), "r"),
-            &cluster(),
-        );
-        assert_eq!(
-            scope.instances,
-            Instances::Of(BTreeSet::from(["rabbitmqclusters.rabbitmq.com".to_owned()]))
-        );
+    fn namespaced_objects_read_their_namespace_and_its_custom_resources() {
+        for target in [
+            target("apps", "statefulsets", Some("mq"), "rabbit"),
+            target("rabbitmq.com", "rabbitmqclusters", Some("mq"), "r"),
+        ] {
+            let scope = for_target(&target, &cluster());
+            assert_eq!(
+                scope.namespaces,
+                Namespaces::Only(BTreeSet::from(["mq".to_owned()]))
+            );
+            assert_eq!(scope.instances, Instances::All, "owners may be custom resources");
+            assert!(scope.includes("mq") && !scope.includes("kube-system"));
+        }
     }
 
     #[test]

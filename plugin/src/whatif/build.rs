@@ -26,9 +26,7 @@ pub fn action(args: &WhatIfArgs, cluster: &dyn ClusterView) -> anyhow::Result<Re
             "unknown resource type {type_name:?} (not built in, and no CRD for it in the --cluster snapshot)"
         )
     })?;
-    let namespace = kind
-        .namespaced
-        .then(|| args.namespace.clone().unwrap_or_else(|| "default".into()));
+    let namespace = kind.namespaced.then(|| args.namespace_for(None));
     let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), name);
     let metadata = json!({"name": name, "namespace": namespace});
     let mut spec = base(args, &kind, namespace.clone(), name);
@@ -81,26 +79,10 @@ pub fn manifest(args: &WhatIfArgs, object: Json, cluster: &dyn ClusterView) -> a
     if kind_name.is_empty() || api_version.is_empty() || name.is_empty() {
         bail!("a manifest needs apiVersion, kind and metadata.name");
     }
-    let (group, version) = crate::kinds::split_api_version(api_version);
-    let kind = known_kinds::by_type_name(cluster, kind_name)
-        .filter(|k| k.group == group)
-        .map(|k| KindRef {
-            version: version.to_owned(),
-            ..k
-        })
-        .unwrap_or_else(|| KindRef {
-            group: group.to_owned(),
-            version: version.to_owned(),
-            kind: kind_name.to_owned(),
-            resource: crate::kinds::guess_resource(kind_name),
-            namespaced: true,
-        });
-    let namespace = kind.namespaced.then(|| {
-        args.namespace
-            .clone()
-            .or_else(|| object["metadata"]["namespace"].as_str().map(str::to_owned))
-            .unwrap_or_else(|| "default".into())
-    });
+    let kind = manifest_kind(cluster, api_version, kind_name);
+    let namespace = kind
+        .namespaced
+        .then(|| args.namespace_for(object["metadata"]["namespace"].as_str()));
     let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), &name);
     let operation = match args.operation {
         Some(OperationArg::Create) => Operation::Create,
@@ -127,6 +109,25 @@ pub fn manifest(args: &WhatIfArgs, object: Json, cluster: &dyn ClusterView) -> a
         }
     }
     Ok(spec)
+}
+
+/// The kind of a manifest's `apiVersion` and `kind`: a built-in or a CRD of the cluster, else a
+/// namespaced kind with kubectl's guess at its resource.
+pub fn manifest_kind(cluster: &dyn ClusterView, api_version: &str, kind_name: &str) -> KindRef {
+    let (group, version) = crate::kinds::split_api_version(api_version);
+    known_kinds::by_type_name(cluster, kind_name)
+        .filter(|k| k.group == group)
+        .map(|k| KindRef {
+            version: version.to_owned(),
+            ..k
+        })
+        .unwrap_or_else(|| KindRef {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind_name.to_owned(),
+            resource: crate::kinds::guess_resource(kind_name),
+            namespaced: true,
+        })
 }
 
 fn base(args: &WhatIfArgs, kind: &KindRef, namespace: Option<String>, name: &str) -> RequestSpec {

@@ -4,9 +4,9 @@
 use policies_cel::ClusterView;
 use serde_json::Value as Json;
 
-use crate::kinds::{guess_resource, split_api_version};
 use crate::known_kinds::{self, KindRef};
 use crate::live::Target;
+use crate::whatif::build::manifest_kind;
 use crate::whatif::{Subject, WhatIfArgs};
 
 /// The target of `subject`, resolving type names against `cluster` (its CRDs). `None` when it
@@ -16,44 +16,38 @@ pub fn target(subject: &Subject, args: &WhatIfArgs, cluster: &dyn ClusterView) -
         Subject::Review { review, .. } => {
             let request = &review["request"];
             let text = |value: &Json| value.as_str().unwrap_or_default().to_owned();
+            let (group, resource) = (
+                text(&request["resource"]["group"]),
+                text(&request["resource"]["resource"]),
+            );
+            // kube-apiserver names a Namespace's own name as the request's namespace.
             let namespace = text(&request["namespace"]);
+            let is_namespace = group.is_empty() && resource == "namespaces";
+            let namespaced = !namespace.is_empty() && !is_namespace;
             Some(Target {
-                group: text(&request["resource"]["group"]),
-                resource: text(&request["resource"]["resource"]),
-                namespace: (!namespace.is_empty()).then_some(namespace),
+                group,
+                resource,
+                namespace: namespaced.then_some(namespace),
                 name: text(&request["name"]),
             })
         }
         Subject::Manifest { object, .. } => {
-            let kind = object["kind"].as_str()?;
-            let (group, version) = split_api_version(object["apiVersion"].as_str()?);
-            let kind = known_kinds::by_type_name(cluster, kind)
-                .filter(|k| k.group == group)
-                .unwrap_or_else(|| KindRef {
-                    group: group.to_owned(),
-                    version: version.to_owned(),
-                    kind: kind.to_owned(),
-                    resource: guess_resource(kind),
-                    namespaced: true,
-                });
-            let namespace = args
-                .namespace
-                .clone()
-                .or_else(|| object["metadata"]["namespace"].as_str().map(str::to_owned));
+            let kind = manifest_kind(cluster, object["apiVersion"].as_str()?, object["kind"].as_str()?);
+            let namespace = kind
+                .namespaced
+                .then(|| args.namespace_for(object["metadata"]["namespace"].as_str()));
             Some(of_kind(kind, namespace, object["metadata"]["name"].as_str()?))
         }
         Subject::Action => {
             let (type_name, name) = args.action.get(1)?.split_once('/')?;
             let kind = known_kinds::by_type_name(cluster, type_name)?;
-            Some(of_kind(kind, args.namespace.clone(), name))
+            let namespace = kind.namespaced.then(|| args.namespace_for(None));
+            Some(of_kind(kind, namespace, name))
         }
     }
 }
 
 fn of_kind(kind: KindRef, namespace: Option<String>, name: &str) -> Target {
-    let namespace = kind
-        .namespaced
-        .then(|| namespace.unwrap_or_else(|| "default".into()));
     Target {
         group: kind.group,
         resource: kind.resource,

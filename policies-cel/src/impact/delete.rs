@@ -4,6 +4,8 @@
 //! pods, a PersistentVolumeClaim's data per its volume's reclaim policy, a bound volume, and a
 //! StatefulSet's claims under its retention policy.
 
+use std::collections::HashSet;
+
 use crate::cluster::object::Spec;
 use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::effects::Effects;
@@ -151,15 +153,14 @@ fn cascade(
 }
 
 /// Deletes every object of a sweep (a Namespace's contents, a CRD's instances), owners first:
-/// the objects no live object owns, each with its dependents, then the rest. So a pod is reached
-/// through its deleted ReplicaSet (not replaced) whatever order the model holds them in.
+/// the objects no other object of the sweep owns, each with its dependents, then the rest. So a
+/// pod is reached through its deleted ReplicaSet (not replaced) whatever order the model holds
+/// them in, even when the top of the chain is owned from outside the sweep.
 fn sweep(view: &dyn ClusterView, objects: Vec<&Object>, reason: &str, effects: &mut Effects) {
-    let (roots, owned): (Vec<&Object>, Vec<&Object>) = objects.into_iter().partition(|object| {
-        object
-            .owners
-            .iter()
-            .all(|owner| view.by_uid(&owner.uid).is_none())
-    });
+    let inside: HashSet<&str> = objects.iter().filter_map(|o| o.uid.as_deref()).collect();
+    let (roots, owned): (Vec<&Object>, Vec<&Object>) = objects
+        .into_iter()
+        .partition(|object| object.owners.iter().all(|owner| !inside.contains(&*owner.uid)));
     for object in roots.into_iter().chain(owned) {
         cascade(view, object, Propagation::Background, reason.to_owned(), effects);
     }

@@ -3,6 +3,7 @@
 
 use serde_json::Value as Json;
 
+use crate::cluster::api::kinds::is_cluster_scoped;
 use crate::cluster::{ClusterView, ObjectKey, Spec};
 use crate::eval::Request;
 
@@ -19,14 +20,6 @@ pub(crate) struct Subject<'a> {
     pub old_object: Option<&'a Json>,
     pub options: Option<&'a Json>,
 }
-
-/// Built-in kinds that are cluster-scoped.
-const CLUSTER_SCOPED: &[&str] = &[
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "CustomResourceDefinition",
-];
 
 /// The kind of a built-in resource, by its plural.
 fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
@@ -78,7 +71,7 @@ pub(crate) fn target_key(request: &Request, view: &dyn ClusterView) -> ObjectKey
             })
     };
     let (kind, namespaced) = match builtin_kind(&resource.group, &resource.resource) {
-        Some(kind) => (Some(kind.to_owned()), !CLUSTER_SCOPED.contains(&kind)),
+        Some(kind) => (Some(kind.to_owned()), !is_cluster_scoped(kind)),
         None => custom().map_or((None, true), |(kind, namespaced)| (Some(kind), namespaced)),
     };
     let kind = kind.unwrap_or_else(|| match admission.sub_resource.as_deref() {

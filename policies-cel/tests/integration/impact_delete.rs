@@ -176,10 +176,13 @@ fn deleting_a_namespace_takes_everything_in_it() {
 }
 
 /// A live model holds objects in the order its watches delivered them: pods before their
-/// ReplicaSet and Deployment must not make the sweep of a Namespace see them as replaced.
+/// ReplicaSet and Deployment must not make the sweep of a Namespace see them as replaced — even
+/// when the Deployment itself is owned from outside the namespace (a cluster-scoped custom
+/// resource that the sweep does not delete).
 #[test]
 fn a_namespace_sweep_does_not_depend_on_the_model_order() {
-    let deployment = deployment("shop", "web", 2, "web");
+    let platform = object("Platform", "", "main", Spec::Other);
+    let deployment = owned_by(deployment("shop", "web", 2, "web"), &platform);
     let replicaset = owned_by(replicaset("shop", "web-1", 2, "web"), &deployment);
     let pods: Vec<Object> = ["web-1-a", "web-1-b"]
         .into_iter()
@@ -193,12 +196,17 @@ fn a_namespace_sweep_does_not_depend_on_the_model_order() {
     let namespace = object("Namespace", "", "shop", Spec::Namespace);
     let owners_first = model(
         [
-            vec![namespace.clone(), deployment.clone(), replicaset.clone()],
+            vec![
+                platform.clone(),
+                namespace.clone(),
+                deployment.clone(),
+                replicaset.clone(),
+            ],
             pods.clone(),
         ]
         .concat(),
     );
-    let pods_first = model([vec![namespace], pods, vec![replicaset, deployment]].concat());
+    let pods_first = model([vec![platform, namespace], pods, vec![replicaset, deployment]].concat());
     let request = delete(("", "v1", "namespaces"), "Namespace", "", "shop", None);
     let (a, b) = (estimate(&request, &owners_first), estimate(&request, &pods_first));
     assert_eq!(a.summary, b.summary);

@@ -15,6 +15,19 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube_core::ApiResource;
 use serde_json::Value;
 
+/// The built-in kinds of [`builtin`] that are cluster-scoped.
+pub const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "CustomResourceDefinition",
+];
+
+/// True when `kind`, one of [`builtin`]'s, is cluster-scoped.
+pub fn is_cluster_scoped(kind: &str) -> bool {
+    CLUSTER_SCOPED.contains(&kind)
+}
+
 /// The built-in kinds read into the model, CustomResourceDefinitions last.
 pub fn builtin() -> Vec<ApiResource> {
     vec![

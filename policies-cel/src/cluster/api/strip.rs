@@ -33,6 +33,25 @@ pub fn object_json_with(resource: &ApiResource, mut meta: ObjectMeta, data: Valu
     if let Some(annotations) = meta.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
     }
+    let mut object = typed(resource, meta, data);
+    if resource.group.is_empty() && values == Values::Blank {
+        match resource.kind.as_str() {
+            "Secret" => blank_values(&mut object, &["data", "stringData"]),
+            "ConfigMap" => blank_values(&mut object, &["data", "binaryData"]),
+            _ => {}
+        }
+    }
+    Value::Object(object)
+}
+
+/// An object as the API returned it, nothing stripped (`kubectl suture snapshot --full`), with
+/// its `apiVersion` and `kind` from `resource`.
+pub fn full_json(resource: &ApiResource, meta: ObjectMeta, data: Value) -> Value {
+    Value::Object(typed(resource, meta, data))
+}
+
+/// `data`'s fields with `apiVersion` and `kind` from `resource` and `meta` as `metadata`.
+fn typed(resource: &ApiResource, meta: ObjectMeta, data: Value) -> Map<String, Value> {
     let mut object = match data {
         Value::Object(fields) => fields,
         _ => Map::new(),
@@ -43,14 +62,7 @@ pub fn object_json_with(resource: &ApiResource, mut meta: ObjectMeta, data: Valu
         "metadata".into(),
         serde_json::to_value(meta).unwrap_or(Value::Null),
     );
-    if resource.group.is_empty() && values == Values::Blank {
-        match resource.kind.as_str() {
-            "Secret" => blank_values(&mut object, &["data", "stringData"]),
-            "ConfigMap" => blank_values(&mut object, &["data", "binaryData"]),
-            _ => {}
-        }
-    }
-    Value::Object(object)
+    object
 }
 
 /// Replaces every value under each of `fields` with an empty string, keeping the keys.

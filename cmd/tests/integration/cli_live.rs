@@ -116,6 +116,18 @@ fn without_n_the_context_namespace_is_used() {
 }
 
 #[test]
+fn a_manifest_is_judged_in_its_own_namespace_not_the_contexts() {
+    let (_api, _dir, kubeconfig) = cluster("default");
+    let manifest = root().join("cmd/tests/fixtures/live/zk-two-replicas.yaml");
+    let what_if = ["check", "-f", arg(&manifest), "--as", ZK_OPERATOR, "-o", "json"];
+    let live = run(&[&what_if[..], &["--kubeconfig", arg(&kubeconfig)]].concat());
+    assert_eq!(live.status.code(), Some(1), "{}{}", stdout(&live), stderr(&live));
+    let offline = run(&[&what_if[..], &["--cluster", arg(&platform())]].concat());
+    assert_eq!(json(&live), json(&offline));
+    assert!(stdout(&live).contains("coordination/zk"), "{}", stdout(&live));
+}
+
+#[test]
 fn a_namespace_delete_reads_that_namespace_and_its_custom_resources() {
     let (api, _dir, kubeconfig) = cluster("default");
     let what_if = ["impact", "delete", "namespace/payments", "-o", "json"];

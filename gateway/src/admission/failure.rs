@@ -4,51 +4,60 @@
 
 use std::sync::Arc;
 
-use policies_cel::eval::{Outcome, PolicyResult};
-use policies_cel::policy::{FailurePolicy, Policy, PolicyKind, PolicySet};
+use policies_cel::eval::{Outcome, PolicyResult, bindings_of};
+use policies_cel::policy::{Action, FailurePolicy, Policy, PolicyKind, PolicySet};
 use policies_cel::{Decision, Denial};
 
 /// The reason of failure-policy denials (answered with code 500).
 pub const FAILURE_REASON: &str = "InternalError";
 
 /// Adds the failurePolicy answer of each of `policies` to `decision`, `why` saying what failed.
+/// Under Fail, the failure goes through each binding's actions as a failed validation would
+/// (Deny denies, Warn warns, Audit only records), as kube-apiserver applies validationActions.
 pub fn apply(decision: &mut Decision, set: &PolicySet, policies: &[Arc<Policy>], why: &str) {
     for policy in policies {
-        let binding = match policy.kind {
-            PolicyKind::SafetyPolicy => None,
-            PolicyKind::ValidatingAdmissionPolicy => set
-                .bindings
-                .iter()
-                .find(|b| b.policy_name == policy.name)
-                .map(|b| b.name.clone()),
-        };
         let ignored = policy.failure_policy == FailurePolicy::Ignore;
         let message = if ignored {
             format!("{why} (failurePolicy Ignore: allowed without it)")
         } else {
             format!("{why} (failurePolicy Fail)")
         };
-        if ignored {
-            decision.warnings.push(format!(
-                "{} '{}' was not evaluated: {message}",
-                kind_name(policy),
-                policy.name
-            ));
-        } else {
-            decision.denials.push(Denial {
+        for (binding, actions) in bindings_of(set, policy) {
+            let binding = binding.map(|b| b.name.clone());
+            if ignored {
+                decision.warnings.push(format!(
+                    "{} '{}' was not evaluated: {message}",
+                    kind_name(policy),
+                    policy.name
+                ));
+            } else {
+                if actions.contains(&Action::Deny) {
+                    decision.denials.push(Denial {
+                        policy: policy.name.clone(),
+                        binding: binding.clone(),
+                        validation: None,
+                        message: message.clone(),
+                        reason: FAILURE_REASON.into(),
+                    });
+                }
+                if actions.contains(&Action::Warn) {
+                    decision.warnings.push(format!(
+                        "{} '{}' could not be evaluated: {message}",
+                        kind_name(policy),
+                        policy.name
+                    ));
+                }
+            }
+            decision.policies.push(PolicyResult {
                 policy: policy.name.clone(),
-                binding: binding.clone(),
-                validation: None,
-                message: message.clone(),
-                reason: FAILURE_REASON.into(),
+                binding,
+                actions,
+                outcome: Outcome::Error {
+                    message: message.clone(),
+                    ignored,
+                },
             });
         }
-        decision.policies.push(PolicyResult {
-            policy: policy.name.clone(),
-            binding,
-            actions: Vec::new(),
-            outcome: Outcome::Error { message, ignored },
-        });
     }
     decision.allowed = decision.denials.is_empty();
 }
@@ -78,6 +87,13 @@ metadata: {name: lenient}
 spec:
   failurePolicy: Ignore
   validations: [{expression: "true"}]
+---
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: advisory}
+spec:
+  action: Warn
+  validations: [{expression: "true"}]
 "#;
 
     #[test]
@@ -91,7 +107,7 @@ spec:
             allowed: true,
             ..Decision::default()
         };
-        apply(&mut decision, &set, &set.policies[1..], "timed out");
+        apply(&mut decision, &set, &set.policies[1..2], "timed out");
         assert!(decision.allowed);
         assert_eq!(decision.warnings.len(), 1);
         assert!(
@@ -104,5 +120,31 @@ spec:
         assert_eq!(decision.denials[0].policy, "strict");
         assert_eq!(decision.denials[0].reason, FAILURE_REASON);
         assert_eq!(decision.policies.len(), 2);
+    }
+
+    #[test]
+    fn a_warn_only_policy_that_fails_warns_instead_of_denying() {
+        let set = Loader::new()
+            .add_str("p.yaml", POLICIES)
+            .unwrap()
+            .finish()
+            .unwrap();
+        let mut decision = Decision {
+            allowed: true,
+            ..Decision::default()
+        };
+        apply(
+            &mut decision,
+            &set,
+            &set.policies[2..],
+            "the cluster model is stale",
+        );
+        assert!(decision.allowed, "{:?}", decision.denials);
+        assert_eq!(decision.warnings.len(), 1);
+        assert!(
+            decision.warnings[0].contains("'advisory'"),
+            "{:?}",
+            decision.warnings
+        );
     }
 }

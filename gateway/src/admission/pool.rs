@@ -63,7 +63,11 @@ impl EvalPool {
     ) -> Result<T, PoolError> {
         let (answer, result) = tokio::sync::oneshot::channel::<Result<T, Box<dyn Any + Send>>>();
         let job: Job = Box::new(move || {
-            // The receiver may have given up (timeout): nobody to tell.
+            // A caller that gave up (its time budget ran out while the job queued) is not
+            // waiting: skip the work, and drop what it holds (its concurrency permit) now.
+            if answer.is_closed() {
+                return;
+            }
             let _ = answer.send(catch_unwind(AssertUnwindSafe(work)));
         });
         self.jobs.send(job).map_err(|_| PoolError::Closed)?;
@@ -109,6 +113,26 @@ mod tests {
             started.elapsed() < Duration::from_millis(390),
             "{:?}",
             started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_job_whose_caller_gave_up_is_skipped() {
+        let pool = EvalPool::new(1).unwrap();
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // The only thread is busy; the second job's caller gives up while it queues.
+        let busy = pool.run(|| std::thread::sleep(Duration::from_millis(150)));
+        let flag = Arc::clone(&ran);
+        let abandoned = tokio::time::timeout(
+            Duration::from_millis(20),
+            pool.run(move || flag.store(true, std::sync::atomic::Ordering::SeqCst)),
+        );
+        let (_, gave_up) = tokio::join!(busy, abandoned);
+        assert!(gave_up.is_err(), "the caller timed out");
+        assert_eq!(pool.run(|| 1).await, Ok(1), "the queue drained");
+        assert!(
+            !ran.load(std::sync::atomic::Ordering::SeqCst),
+            "the abandoned job ran"
         );
     }
 }

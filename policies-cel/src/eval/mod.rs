@@ -181,6 +181,8 @@ fn judge(
     let mut failed = Vec::new();
     let mut skipped = None;
     let mut errors = Vec::new();
+    // An internal error under failurePolicy Fail (already applied as a violation).
+    let mut fatal: Option<String> = None;
     let target = || {
         *context
             .target
@@ -200,7 +202,19 @@ fn judge(
             cluster: context.cluster,
         };
         let Ok(result) = catch_unwind(AssertUnwindSafe(|| run(policy, input))) else {
-            errors.push("internal error while evaluating the policy".to_owned());
+            // An internal error follows the failure policy, as an expression error does.
+            let message = "internal error while evaluating the policy".to_owned();
+            if policy.failure_policy == FailurePolicy::Fail {
+                let violation = Violation {
+                    validation: None,
+                    message: message.clone(),
+                    reason: "InternalError".into(),
+                };
+                apply_actions(verdict, policy, binding, actions, &violation);
+                fatal.get_or_insert(message);
+            } else {
+                errors.push(message);
+            }
             continue;
         };
         verdict.decision.impact_evaluated |= result.impact_read;
@@ -233,6 +247,11 @@ fn judge(
     failed.dedup();
     if !failed.is_empty() {
         Outcome::Failed { validations: failed }
+    } else if let Some(message) = fatal {
+        Outcome::Error {
+            message,
+            ignored: false,
+        }
     } else if let Some(message) = errors.into_iter().next() {
         Outcome::Error {
             message,
@@ -261,8 +280,10 @@ fn policy_error(verdict: &mut Verdict, pair: &Pair<'_>, message: String, ignored
     Outcome::Error { message, ignored }
 }
 
-/// The bindings a policy is judged through, with their actions. A SafetyPolicy binds itself.
-fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Binding>, Vec<Action>)> {
+/// The bindings a policy is judged through, with their actions. A SafetyPolicy binds itself
+/// (`None`); a ValidatingAdmissionPolicy without a binding is bound implicitly (`None`, Deny)
+/// only when the set says so (offline).
+pub fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Binding>, Vec<Action>)> {
     if policy.kind == PolicyKind::SafetyPolicy {
         let actions = if policy.actions.is_empty() {
             vec![Action::Deny]

@@ -72,12 +72,15 @@ pub fn watch_name(kind: &ParamKind) -> String {
     format!("{} {} (params)", kind.1, kind.0)
 }
 
-/// One param kind's watch into the reloader.
+/// One param kind's watch into the reloader. It keeps its kind's objects and rebuilds the set
+/// only when they change (a status-only update or an identical re-list rebuilds nothing).
 #[derive(Debug)]
 pub struct ParamsSync {
     reloader: Arc<PolicyReloader>,
     /// `apiVersion/kind/`: the keys of this kind's objects.
     prefix: String,
+    /// This kind's objects as the set was last given them.
+    objects: BTreeMap<String, String>,
     /// Objects of the list in progress.
     listed: Option<BTreeMap<String, String>>,
 }
@@ -87,6 +90,7 @@ impl ParamsSync {
         Self {
             reloader,
             prefix: format!("{}/{}/", kind.0, kind.1),
+            objects: BTreeMap::new(),
             listed: None,
         }
     }
@@ -95,32 +99,53 @@ impl ParamsSync {
         format!("{}{namespace}/{name}", self.prefix)
     }
 
+    /// The object's key and text, without status or resourceVersion (status changes would
+    /// otherwise rebuild the set on every update).
     fn entry(&self, mut json: Value) -> Option<(String, String)> {
         let name = json["metadata"]["name"].as_str()?.to_owned();
         let namespace = json["metadata"]["namespace"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
+        if let Some(object) = json.as_object_mut() {
+            object.remove("status");
+        }
         if let Some(meta) = json["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
         Some((self.key(&namespace, &name), json.to_string()))
     }
 
-    fn edit(&self, what: &str, edit: impl FnOnce(&mut BTreeMap<String, String>)) {
-        match self.reloader.update_cluster_params(edit) {
+    /// Applies `edit` to this kind's objects; rebuilds the set when they changed.
+    fn edit(&mut self, what: &str, edit: impl FnOnce(&mut BTreeMap<String, String>)) {
+        let mut objects = self.objects.clone();
+        edit(&mut objects);
+        if objects == self.objects {
+            return;
+        }
+        let prefix = self.prefix.clone();
+        let given = objects.clone();
+        let result = self.reloader.update_cluster_params(|params| {
+            params.retain(|key, _| !key.starts_with(&prefix));
+            params.extend(given);
+        });
+        match result {
             Ok(()) => tracing::info!(%what, "params reloaded"),
             Err(error) => tracing::error!(%what, %error,
                 "params failed to load; the last good policy set keeps serving"),
         }
+        self.objects = objects;
     }
 
     /// Removes every object of this kind from the set.
     pub fn clear(&self) {
         let prefix = self.prefix.clone();
-        self.edit(&format!("{prefix}* (no policy takes them)"), |params| {
+        let result = self.reloader.update_cluster_params(|params| {
             params.retain(|key, _| !key.starts_with(&prefix));
         });
+        if let Err(error) = result {
+            tracing::error!(%prefix, %error, "params failed to load after a kind was dropped");
+        }
     }
 }
 
@@ -137,23 +162,20 @@ impl Sink for ParamsSync {
             }
             Change::ListDone => {
                 let listed = self.listed.take().unwrap_or_default();
-                let prefix = self.prefix.clone();
-                self.edit(&format!("{prefix}* list"), |params| {
-                    params.retain(|key, _| !key.starts_with(&prefix));
-                    params.extend(listed);
-                });
+                let what = format!("{}* list", self.prefix);
+                self.edit(&what, |objects| *objects = listed);
             }
             Change::Applied(json) => {
                 if let Some((key, text)) = self.entry(json) {
-                    self.edit(&key.clone(), |params| {
-                        params.insert(key, text);
+                    self.edit(&key.clone(), |objects| {
+                        objects.insert(key, text);
                     });
                 }
             }
             Change::Deleted { namespace, name } => {
                 let key = self.key(&namespace, &name);
-                self.edit(&key.clone(), |params| {
-                    params.remove(&key);
+                self.edit(&key.clone(), |objects| {
+                    objects.remove(&key);
                 });
             }
         }
@@ -235,5 +257,37 @@ impl std::fmt::Debug for Params {
         f.debug_struct("Params")
             .field("running", &self.running.keys().collect::<Vec<_>>())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policies::PolicySources;
+    use serde_json::json;
+
+    #[test]
+    fn only_a_real_change_rebuilds_the_set() {
+        let reloader = Arc::new(PolicyReloader::start(PolicySources::default()).unwrap());
+        let kind = ("v1".to_owned(), "ConfigMap".to_owned());
+        let mut sync = ParamsSync::new(reloader.clone(), &kind);
+        let limits = |max: &str, status: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "limits", "namespace": "ops", "resourceVersion": status},
+                "data": {"max": max}, "status": {"seen": status}})
+        };
+        let generation = || reloader.store().status().generation;
+        sync.change(Change::Applied(limits("5", "1")));
+        assert_eq!(generation(), 2);
+        sync.change(Change::Applied(limits("5", "2")));
+        assert_eq!(generation(), 2, "a status-only update rebuilt the set");
+        sync.change(Change::Applied(limits("6", "3")));
+        assert_eq!(generation(), 3);
+        assert_eq!(reloader.store().current().params[0]["data"]["max"], "6");
+        sync.change(Change::Deleted {
+            namespace: "ops".into(),
+            name: "limits".into(),
+        });
+        assert!(reloader.store().current().params.is_empty());
     }
 }

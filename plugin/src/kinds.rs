@@ -212,6 +212,10 @@ impl policies_cel::lint::ResourceCatalog for KnownResources {
         }
         (!groups.is_empty()).then_some(groups)
     }
+
+    fn knows_group(&self, group: &str) -> bool {
+        group == "events.k8s.io" || KNOWN.iter().any(|info| info.group == group)
+    }
 }
 
 #[cfg(test)]

@@ -159,6 +159,9 @@ fn the_loader_fixtures() {
             .all(|c| ["always-true", "unbound-policy", "unknown-field"].contains(c)),
         "{codes:?}"
     );
+    for expected in ["always-true", "unbound-policy", "unknown-field"] {
+        assert!(codes.contains(&expected), "{expected} missing from {codes:?}");
+    }
     // bad/ shows each loader error as a finding, and exits 3.
     let out = lint(&["testdata/policies/bad", "-o", "json"]);
     assert_eq!(out.status.code(), Some(3));

@@ -247,11 +247,11 @@ impl Lowering<'_> {
         };
         match (name, call.target.as_deref(), args.len()) {
             ("matches", Some(_), 1) | ("matches", None, 2) => {
-                let (subject, pattern) = match call.target.as_deref() {
-                    Some(target) => (target, &args[0]),
-                    None => (&args[0], &args[1]),
+                let subject = match call.target.as_deref() {
+                    Some(target) => target,
+                    None => &args[0],
                 };
-                if let Some(pattern) = literal_pattern(Some(pattern)) {
+                if let Some(pattern) = literal_pattern(regex_pattern(call)) {
                     let regex = self.regex(&pattern)?;
                     return Ok(Kind::MatchesConst {
                         target: self.boxed(subject)?,
@@ -516,4 +516,14 @@ pub(crate) fn regex_error_summary(error: &regex::Error) -> String {
     let text = error.to_string();
     let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
     last.trim().trim_start_matches("error: ").to_owned()
+}
+
+/// The pattern argument of a regular-expression call: `s.matches(p)`, `matches(s, p)`,
+/// `s.find(p)`, `s.findAll(p)`, `s.findAll(p, n)`.
+pub(crate) fn regex_pattern(call: &CallExpr) -> Option<&IdedExpr> {
+    match (call.func_name.as_str(), call.target.is_some(), call.args.len()) {
+        ("matches" | "find", true, 1) | ("findAll", true, 1 | 2) => call.args.first(),
+        ("matches", false, 2) => call.args.get(1),
+        _ => None,
+    }
 }

@@ -13,7 +13,7 @@
 mod activation;
 mod ast;
 mod budget;
-mod compile;
+pub(crate) mod compile;
 mod env;
 mod error;
 pub mod functions;

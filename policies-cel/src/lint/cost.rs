@@ -10,6 +10,7 @@
 //! per-expression cost limit — is reported, as is a regular expression built from a non-literal
 //! pattern inside a loop (compiled again on every iteration).
 
+use crate::cel::compile::regex_pattern;
 use crate::cel::upstream::common::ast::{Expr, IdedExpr, LiteralValue};
 use crate::lint::fold::operand_name;
 use crate::lint::parse::children;
@@ -18,9 +19,6 @@ use crate::lint::parse::children;
 pub const UNKNOWN_LENGTH: f64 = 1_000.0;
 /// Kubernetes' per-expression cost limit (`PerCallLimit`): above it, the estimate is reported.
 pub const PER_EXPRESSION_LIMIT: f64 = 1_000_000.0;
-
-/// Functions that compile their pattern argument as a regular expression.
-const REGEX_FUNCTIONS: [&str; 3] = ["matches", "find", "findAll"];
 
 /// Something costly, at a node.
 #[derive(Debug)]
@@ -116,8 +114,7 @@ fn estimate<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'
         }
         Expr::Call(call) => {
             if !loops.is_empty()
-                && REGEX_FUNCTIONS.contains(&call.func_name.as_str())
-                && let Some(pattern) = call.args.first()
+                && let Some(pattern) = regex_pattern(call)
                 && !matches!(pattern.expr, Expr::Literal(LiteralValue::String(_)))
             {
                 found.push(Costly {
@@ -226,6 +223,12 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, source.find("matches").unwrap_or(0), "{found:?}");
         assert!(report("object.spec.containers.all(c, c.image.matches('^a'))").is_empty());
+        // The global form takes the subject first: a literal pattern is its second argument.
+        assert!(report("object.spec.containers.all(c, matches(c.image, '^registry/'))").is_empty());
+        assert_eq!(
+            report("object.spec.containers.all(c, matches(c.image, c.name))").len(),
+            1
+        );
         assert!(report("object.metadata.name.matches(params.pattern)").is_empty());
     }
 }

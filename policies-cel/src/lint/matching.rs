@@ -77,11 +77,13 @@ impl Rules<'_, '_> {
             return;
         };
         if rules.is_empty() {
-            if self.what == "policy" {
+            // Suture reads an empty list as no restriction (every request), as it reads an
+            // absent one; kube-apiserver refuses a ValidatingAdmissionPolicy without rules.
+            if self.what == "policy" && self.object.kind() == ObjectKind::ValidatingAdmissionPolicy {
                 self.report(
                     &rules_at,
                     Severity::Error,
-                    "resourceRules is empty: the policy matches no request".into(),
+                    "resourceRules is empty: kube-apiserver refuses a ValidatingAdmissionPolicy whose matchConstraints names no resource (Suture would judge every request with it)".into(),
                     None,
                 );
             }
@@ -184,7 +186,10 @@ impl Rules<'_, '_> {
                 _ => None,
             };
             match served {
-                Some(serving) if !serving.iter().any(|g| groups.contains(g)) => {
+                Some(serving)
+                    if !serving.iter().any(|g| groups.contains(g))
+                        && groups.iter().all(|g| self.catalog.knows_group(g)) =>
+                {
                     let shown = |g: &String| {
                         if g.is_empty() {
                             "\"\" (core)".to_owned()

@@ -10,6 +10,10 @@ impl ResourceCatalog for Apps {
     fn groups_serving(&self, resource: &str) -> Option<Vec<String>> {
         (resource == "deployments").then(|| vec!["apps".to_owned()])
     }
+
+    fn knows_group(&self, group: &str) -> bool {
+        matches!(group, "" | "apps")
+    }
 }
 
 fn lint(text: &str) -> Vec<(Code, Severity, usize, usize)> {
@@ -115,6 +119,15 @@ fn rules_that_never_match() {
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 12, 5)]);
     let text = vap("  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a\n");
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 7, 5)]);
+    // A group the catalog does not know may serve a resource of the same name (Knative's
+    // `services`): not reported.
+    let text = vap(
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"serving.knative.dev\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a\n",
+    );
+    assert_eq!(lint(&text), []);
+    // A SafetyPolicy with no rules judges every request, as `evaluate()` does: nothing to say.
+    let safety = "apiVersion: suture.dev/v1alpha1\nkind: SafetyPolicy\nmetadata:\n  name: s\nspec:\n  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a\n    message: no\n";
+    assert_eq!(lint(safety), []);
 }
 
 #[test]
@@ -128,6 +141,17 @@ fn bindings_and_unbound_policies() {
             (Code::UnreachableMatch, Severity::Error, 14, 3),
         ]
     );
+}
+
+#[test]
+fn a_binding_of_a_policy_that_fails_to_load_is_not_reported_as_unknown() {
+    let binding = "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: b\nspec:\n  policyName: p\n  validationActions: [Deny]\n";
+    let text = format!(
+        "{}{binding}",
+        vap("  validations:\n  - expression: objekt.a == 1\n")
+    );
+    let codes: Vec<Code> = lint(&text).into_iter().map(|(code, ..)| code).collect();
+    assert_eq!(codes, [Code::CompileError]);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! Kubernetes types or the SafetyPolicy CRD types, checked and compiled. Problems are collected
 //! rather than stopping at the first, so an author sees all of them at once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,6 +30,8 @@ pub struct Loader {
     /// Where each policy / binding name was first defined.
     policy_sources: HashMap<String, SourceRef>,
     binding_sources: HashMap<String, SourceRef>,
+    /// Names of policy documents that failed to load (their bindings are not "unknown").
+    broken_policies: HashSet<String>,
     /// Documents of other kinds: param objects if some policy's paramKind names them.
     others: Vec<Other>,
     report: Report,
@@ -71,6 +73,7 @@ impl Loader {
             },
             policy_sources: HashMap::new(),
             binding_sources: HashMap::new(),
+            broken_policies: HashSet::new(),
             others: Vec::new(),
             report: Report::default(),
         }
@@ -156,7 +159,9 @@ impl Loader {
             }
         }
         for binding in &self.set.bindings {
-            if self.set.policy(&binding.policy_name).is_none() {
+            if self.set.policy(&binding.policy_name).is_none()
+                && !self.broken_policies.contains(&binding.policy_name)
+            {
                 self.report.errors.push(LoadError::UnknownPolicy {
                     at: binding.source.clone(),
                     binding: binding.name.clone(),
@@ -324,8 +329,9 @@ impl Loader {
 
         match (api_version.as_str(), kind.as_str()) {
             (vap::API_VERSION, "ValidatingAdmissionPolicy") => {
-                if let Some(policy) = vap::policy(ctx, value, &mut self.report) {
-                    self.add_policy(ctx, policy);
+                match vap::policy(ctx, value, &mut self.report) {
+                    Some(policy) => self.add_policy(ctx, policy),
+                    None => self.broken(value),
                 }
             }
             (vap::API_VERSION, "ValidatingAdmissionPolicyBinding") => {
@@ -345,11 +351,10 @@ impl Loader {
                     }
                 }
             }
-            (safety::API_VERSION, "SafetyPolicy") => {
-                if let Some(policy) = safety::policy(ctx, value, &mut self.report) {
-                    self.add_policy(ctx, policy);
-                }
-            }
+            (safety::API_VERSION, "SafetyPolicy") => match safety::policy(ctx, value, &mut self.report) {
+                Some(policy) => self.add_policy(ctx, policy),
+                None => self.broken(value),
+            },
             (older, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding")
                 if vap::OLDER_API_VERSIONS.contains(&older) =>
             {
@@ -388,6 +393,13 @@ impl Loader {
                     param: false,
                 });
             }
+        }
+    }
+
+    /// Remembers the name of a policy document that failed to load.
+    fn broken(&mut self, value: &Value) {
+        if let Some(name) = value["metadata"]["name"].as_str() {
+            self.broken_policies.insert(name.to_owned());
         }
     }
 

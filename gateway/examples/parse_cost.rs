@@ -2,7 +2,7 @@
 //! AdmissionReview (metadata only, then whole), pre-filter, evaluate and serialize the answer.
 //!
 //! `cargo run --release -p suture-gateway --example parse_cost -- REVIEW.json [SNAPSHOT...]`
-//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default).
+//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default; `ONLY=<label>` runs one step).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -31,7 +31,12 @@ fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(20_000);
+    // `ONLY=<label>` times one step (for a profiler).
+    let only = std::env::var("ONLY").ok();
     let time = |label: &str, f: &mut dyn FnMut()| {
+        if only.as_deref().is_some_and(|only| only != label) {
+            return;
+        }
         let started = Instant::now();
         for _ in 0..rounds {
             f();
@@ -53,6 +58,12 @@ fn main() -> anyhow::Result<()> {
     });
     time("evaluate", &mut || {
         let _ = std::hint::black_box(policies_cel::evaluate(&set, &request, &model));
+    });
+    time("parse + evaluate", &mut || {
+        // A fresh request each time: what the gateway pays, its objects parsed when read.
+        if let Ok(request) = parse(&body) {
+            let _ = std::hint::black_box(policies_cel::evaluate(&set, &request, &model));
+        }
     });
     let mut limited = set.clone();
     limited.options.time_limit = Some(std::time::Duration::from_millis(1600));

@@ -1,6 +1,8 @@
-//! From body bytes to a [`Request`]: UTF-8, JSON (serde_json's recursion limit turns deeply
-//! nested documents into an error), then `Request::from_review`. A body that cannot be judged
-//! keeps its request uid when one can be read, so the answer can still be a review.
+//! From body bytes to a [`Request`]: the one-pass reading of the usual review
+//! ([`Request::from_wire`], objects kept as text until read), or else UTF-8, JSON (serde_json's
+//! recursion limit turns deeply nested documents into an error) and `Request::from_review`,
+//! whose errors say what is wrong. A body that cannot be judged keeps its request uid when one
+//! can be read, so the answer can still be a review.
 
 use policies_cel::Request;
 use serde_json::Value;
@@ -15,6 +17,9 @@ pub struct Unreadable {
 
 /// Parses an AdmissionReview v1 body.
 pub fn parse(body: &[u8]) -> Result<Request, Unreadable> {
+    if let Some(request) = Request::from_wire(body) {
+        return Ok(request);
+    }
     let unreadable = |uid: Option<String>, message: String| Unreadable { uid, message };
     if let Err(error) = std::str::from_utf8(body) {
         return Err(unreadable(

@@ -81,14 +81,16 @@ impl fmt::Debug for LazyVariables<'_> {
     }
 }
 
-/// Computes a value on first use (used for `impact`).
+/// Computes a root's value on first use (`impact`; `object`, `oldObject` and `namespaceObject`,
+/// which most expressions never read).
 pub type LazyRoot<'a> = &'a dyn Fn() -> Result<Value, EvalError>;
 
-/// The ordinary activation: root values set by the caller, lazy `impact`, lazy variables.
+/// The ordinary activation: root values set by the caller or computed on first read, lazy
+/// variables.
 pub struct Bindings<'a> {
     roots: [Option<Value>; Root::ALL.len()],
-    impact: Option<LazyRoot<'a>>,
-    impact_value: OnceCell<Result<Value, EvalError>>,
+    lazy: [Option<LazyRoot<'a>>; Root::ALL.len()],
+    computed: [OnceCell<Result<Value, EvalError>>; Root::ALL.len()],
     variables: LazyVariables<'a>,
     cluster: Option<&'a dyn ClusterView>,
 }
@@ -98,11 +100,17 @@ impl<'a> Bindings<'a> {
     pub fn new() -> Self {
         Self {
             roots: Default::default(),
-            impact: None,
-            impact_value: OnceCell::new(),
+            lazy: Default::default(),
+            computed: Default::default(),
             variables: LazyVariables::new(&NO_VARIABLES),
             cluster: None,
         }
+    }
+
+    /// Supplies a root through a function called only if an expression reads it (at most once).
+    pub fn with_lazy(mut self, root: Root, compute: LazyRoot<'a>) -> Self {
+        self.lazy[root.index()] = Some(compute);
+        self
     }
 
     /// Lets the `cluster` library look into `view`.
@@ -124,9 +132,8 @@ impl<'a> Bindings<'a> {
     }
 
     /// Supplies `impact` through a function called only if an expression reads it.
-    pub fn with_impact(mut self, impact: LazyRoot<'a>) -> Self {
-        self.impact = Some(impact);
-        self
+    pub fn with_impact(self, impact: LazyRoot<'a>) -> Self {
+        self.with_lazy(Root::Impact, impact)
     }
 
     /// Declares the composited variables (their programs, in order).
@@ -146,7 +153,7 @@ impl fmt::Debug for Bindings<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let set: Vec<&str> = Root::ALL
             .iter()
-            .filter(|r| self.roots[r.index()].is_some())
+            .filter(|r| self.roots[r.index()].is_some() || self.lazy[r.index()].is_some())
             .map(|r| r.name())
             .collect();
         f.debug_struct("Bindings")
@@ -161,13 +168,13 @@ impl Activation for Bindings<'_> {
         if let Some(value) = &self.roots[root.index()] {
             return Ok(value.clone());
         }
+        if let Some(compute) = self.lazy[root.index()] {
+            return self.computed[root.index()].get_or_init(compute).clone();
+        }
         match root {
-            Root::Impact => match self.impact {
-                Some(compute) => self.impact_value.get_or_init(compute).clone(),
-                None => Err(EvalError::Unavailable(
-                    "impact (no cluster model for this request)".into(),
-                )),
-            },
+            Root::Impact => Err(EvalError::Unavailable(
+                "impact (no cluster model for this request)".into(),
+            )),
             Root::Cluster => Err(EvalError::Unavailable("cluster (no cluster model)".into())),
             _ => Ok(Value::Null),
         }

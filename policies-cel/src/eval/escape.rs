@@ -39,18 +39,9 @@ pub(crate) fn reason<'a>(
             on,
         })
     };
-    let admission = &request.admission;
-    for object in [admission.object.as_ref(), admission.old_object.as_ref()]
-        .into_iter()
-        .flatten()
-    {
-        if let Some(allowed) = object
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(key))
-            .and_then(|r| found(r, "the object".into()))
-        {
+    let objects = request.objects();
+    for object in [&objects.object, &objects.old_object] {
+        if let Some(allowed) = object.annotation(key).and_then(|r| found(r, "the object".into())) {
             return Some(allowed);
         }
     }

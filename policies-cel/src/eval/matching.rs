@@ -3,69 +3,92 @@
 //! subresources (with `*` forms), scope and resourceNames; exclusions; namespace and object
 //! selectors.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::admissionregistration::v1::{MatchResources, NamedRuleWithOperations};
 use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, GroupVersionResource};
 
-use crate::eval::request::operation_name;
+use crate::cluster::ClusterView;
+use crate::eval::Request;
+use crate::eval::request::{Objects, operation_name};
 use crate::eval::selector::{self, SelectorError};
 
-/// The parts of a request that matching reads, gathered once.
+/// The parts of a request that matching reads, each gathered on first use and once per request
+/// (most policy sets select no labels, and then no object is parsed for matching).
 pub(crate) struct MatchInput<'a> {
     pub request: &'a AdmissionRequest<DynamicObject>,
-    pub object_labels: BTreeMap<String, String>,
-    pub old_object_labels: BTreeMap<String, String>,
-    /// Labels of the request's namespace (from the cluster view, or the Namespace object itself).
-    pub namespace_labels: Option<BTreeMap<String, String>>,
+    objects: &'a Objects,
+    cluster: &'a dyn ClusterView,
+    object_labels: OnceCell<BTreeMap<String, String>>,
+    old_object_labels: OnceCell<BTreeMap<String, String>>,
+    namespace_json: OnceCell<Option<serde_json::Value>>,
+    namespace_labels: OnceCell<Option<BTreeMap<String, String>>>,
     /// The user's service account as `namespace/name`, when the user is one.
     pub service_account: Option<String>,
 }
 
 impl<'a> MatchInput<'a> {
-    /// `namespace` is the request's Namespace as the cluster view knows it.
-    pub fn new(request: &'a AdmissionRequest<DynamicObject>, namespace: Option<&serde_json::Value>) -> Self {
-        let labels = |object: &Option<DynamicObject>| {
-            object
-                .as_ref()
-                .map(|o| {
-                    o.metadata
-                        .labels
-                        .clone()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let object_labels: BTreeMap<String, String> = labels(&request.object);
-        let old_object_labels: BTreeMap<String, String> = labels(&request.old_object);
-        let namespace_labels = if is_namespace(&request.resource) {
-            Some(if request.object.is_some() {
-                object_labels.clone()
-            } else {
-                old_object_labels.clone()
-            })
-        } else {
-            request
-                .namespace
-                .as_deref()
-                .filter(|ns| !ns.is_empty())
-                .map(|_| namespace.map(selector::labels_of).unwrap_or_default())
-        };
-        let service_account = request
+    /// The match input of `request`, whose Namespace `cluster` knows.
+    pub fn new(request: &'a Request, cluster: &'a dyn ClusterView) -> Self {
+        let admission = &request.admission;
+        let service_account = admission
             .user_info
             .username
             .as_deref()
             .and_then(crate::eval::subjects::service_account);
         Self {
-            request,
-            object_labels,
-            old_object_labels,
-            namespace_labels,
+            request: admission,
+            objects: request.objects(),
+            cluster,
+            object_labels: OnceCell::new(),
+            old_object_labels: OnceCell::new(),
+            namespace_json: OnceCell::new(),
+            namespace_labels: OnceCell::new(),
             service_account,
         }
+    }
+
+    /// The request's Namespace as the cluster view knows it (none for a cluster-scoped request).
+    pub fn namespace_json(&self) -> Option<&serde_json::Value> {
+        self.namespace_json
+            .get_or_init(|| {
+                let namespace = self.request.namespace.as_deref().unwrap_or_default();
+                (!namespace.is_empty())
+                    .then(|| self.cluster.namespace(namespace))
+                    .flatten()
+            })
+            .as_ref()
+    }
+
+    fn object_labels(&self) -> &BTreeMap<String, String> {
+        self.object_labels.get_or_init(|| self.objects.object.labels())
+    }
+
+    fn old_object_labels(&self) -> &BTreeMap<String, String> {
+        self.old_object_labels
+            .get_or_init(|| self.objects.old_object.labels())
+    }
+
+    /// Labels of the request's namespace (from the cluster view, or the Namespace object
+    /// itself); `None` for a cluster-scoped request.
+    fn namespace_labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.namespace_labels
+            .get_or_init(|| {
+                if is_namespace(&self.request.resource) {
+                    Some(if self.objects.object.is_present() {
+                        self.object_labels().clone()
+                    } else {
+                        self.old_object_labels().clone()
+                    })
+                } else {
+                    let namespace = self.request.namespace.as_deref().unwrap_or_default();
+                    (!namespace.is_empty())
+                        .then(|| self.namespace_json().map(selector::labels_of).unwrap_or_default())
+                }
+            })
+            .as_ref()
     }
 }
 
@@ -99,15 +122,15 @@ pub(crate) fn matches(
         return Ok(false);
     }
     if let Some(selector) = &constraints.namespace_selector
-        && let Some(labels) = &input.namespace_labels
+        && let Some(labels) = input.namespace_labels()
         && !selector::matches(selector, labels)?
     {
         return Ok(false);
     }
     if let Some(selector) = &constraints.object_selector {
-        let object = input.request.object.is_some() && selector::matches(selector, &input.object_labels)?;
+        let object = input.objects.object.is_present() && selector::matches(selector, input.object_labels())?;
         let old =
-            input.request.old_object.is_some() && selector::matches(selector, &input.old_object_labels)?;
+            input.objects.old_object.is_present() && selector::matches(selector, input.old_object_labels())?;
         if !object && !old {
             return Ok(false);
         }

@@ -12,6 +12,7 @@ mod review;
 mod run;
 pub mod selector;
 pub mod subjects;
+mod wire;
 
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
 pub use request::{Request, RequestError, operation_name};
@@ -22,7 +23,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::json;
 
 use crate::cel::functions::authorizer::authorizer_for_request;
-use crate::cel::value::{from_json, from_json_owned};
+use crate::cel::value::from_json;
 use crate::cel::{EvalError, Value};
 use crate::cluster::{ClusterView, Object};
 use crate::eval::matching::MatchInput;
@@ -38,17 +39,12 @@ pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validati
 pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -> Decision {
     let admission = &request.admission;
     let namespace = admission.namespace.as_deref().unwrap_or_default();
-    // The request's Namespace, read from the model once for matching and `namespaceObject`.
-    let namespace_json = (!namespace.is_empty())
-        .then(|| cluster.namespace(namespace))
-        .flatten();
-    let input = MatchInput::new(admission, namespace_json.as_ref());
     let context = Context {
         set,
         request,
-        input,
+        input: MatchInput::new(request, cluster),
         namespace,
-        namespace_object: namespace_json.map_or(Value::Null, from_json_owned),
+        namespace_object: OnceCell::new(),
         cluster: (cluster.object_count() > 0).then_some(cluster),
         target: OnceCell::new(),
         authorizer: authorizer_for_request(
@@ -119,7 +115,8 @@ struct Context<'a> {
     request: &'a Request,
     input: MatchInput<'a>,
     namespace: &'a str,
-    namespace_object: Value,
+    /// `namespaceObject`, converted on first read.
+    namespace_object: OnceCell<Value>,
     authorizer: Value,
     /// The model behind the `cluster` library (None when the view knows nothing).
     cluster: Option<&'a dyn ClusterView>,
@@ -188,14 +185,19 @@ fn judge(
             .target
             .get_or_init(|| escape::target_of(context.request, context.cluster))
     };
-    let escape = escape::reason(policy, context.request, context.cluster, &target);
+    // The escape hatch is looked for only when something would be denied.
+    let escape = OnceCell::new();
+    let namespace_object = || {
+        context
+            .namespace_object
+            .get_or_init(|| context.input.namespace_json().map_or(Value::Null, from_json))
+            .clone()
+    };
     for params in param_objects {
         let input = RunInput {
-            object: context.request.object(),
-            old_object: context.request.old_object(),
-            request: context.request.request(),
+            request: context.request,
             params,
-            namespace_object: context.namespace_object.clone(),
+            namespace_object: &namespace_object,
             authorizer: context.authorizer.clone(),
             options: &context.set.options,
             impact,
@@ -233,7 +235,9 @@ fn judge(
                 errors.extend(ignored_errors);
                 for violation in violations {
                     failed.extend(violation.validation);
-                    match &escape {
+                    let escape = escape
+                        .get_or_init(|| escape::reason(policy, context.request, context.cluster, &target));
+                    match escape {
                         Some(allowed) if actions.contains(&Action::Deny) => {
                             allowed.admit(verdict, policy, &violation)
                         }

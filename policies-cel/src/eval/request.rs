@@ -1,7 +1,7 @@
-//! An admission request prepared for evaluation: the typed wire form, the objects' JSON (read
-//! once, by the estimate and the CEL conversions alike) and their CEL values, each built at most
-//! once per request: `request` at once (every policy reads it), `object` and `oldObject` on first
-//! read (most policies never do).
+//! An admission request prepared for evaluation: the request's own fields typed, its objects as
+//! they came on the wire (JSON text, parsed on first read: see [`wire`](super::wire)) and the CEL
+//! values policies read, each built at most once per request: `request` at once (every policy
+//! reads it), `object` and `oldObject` on first read (most policies never do).
 
 use std::sync::OnceLock;
 
@@ -12,6 +12,7 @@ use serde_json::Value as Json;
 use crate::cel::Value;
 use crate::cel::value::{from_json, from_json_owned};
 use crate::eval::review;
+use crate::eval::wire::WireObject;
 
 /// Why a document is not an admission request we can judge.
 #[derive(Debug, thiserror::Error)]
@@ -27,47 +28,62 @@ pub enum RequestError {
 /// One admission request, ready to be judged by any number of policies.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The request's own fields: uid, kinds, resources, operation, user, dryRun, options. Its
+    /// objects are not kept here (`object` and `old_object` are always `None`): read them with
+    /// [`Request::object_json`] / [`Request::old_object_json`], or as CEL sees them with
+    /// [`Request::object`] / [`Request::old_object`].
     pub admission: AdmissionRequest<DynamicObject>,
-    json: ObjectsJson,
+    objects: Objects,
     object: OnceLock<Value>,
     old_object: OnceLock<Value>,
     request: Value,
 }
 
-/// The request's objects and delete options as JSON documents (`None`: absent or null).
+/// The request's objects and delete options.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ObjectsJson {
-    pub object: Option<Json>,
-    pub old_object: Option<Json>,
+pub(crate) struct Objects {
+    pub object: WireObject,
+    pub old_object: WireObject,
     pub options: Option<Json>,
 }
 
 impl Request {
-    /// Prepares a request received on the wire.
-    pub fn new(admission: AdmissionRequest<DynamicObject>) -> Self {
-        let json =
-            |object: &Option<DynamicObject>| object.as_ref().and_then(|o| serde_json::to_value(o).ok());
-        let objects = ObjectsJson {
-            object: json(&admission.object),
-            old_object: json(&admission.old_object),
+    /// Prepares a request built in code; its typed objects move out of `admission` (see
+    /// [`Request::admission`]).
+    pub fn new(mut admission: AdmissionRequest<DynamicObject>) -> Self {
+        let json = |object: Option<DynamicObject>| {
+            WireObject::from_tree(object.and_then(|o| serde_json::to_value(o).ok()))
+        };
+        let objects = Objects {
+            object: json(admission.object.take()),
+            old_object: json(admission.old_object.take()),
             options: admission
                 .options
                 .as_ref()
-                .and_then(|o| serde_json::to_value(o).ok()),
+                .and_then(|o| serde_json::to_value(o).ok())
+                .filter(|o| !o.is_null()),
         };
         let request = request_value(&admission);
         Self::assemble(admission, objects, request)
     }
 
+    /// Reads an `admission.k8s.io/v1` AdmissionReview from its JSON text in one pass, the
+    /// objects kept as text until something reads them. `None` when the text is anything but
+    /// the usual, valid shape: then parse it and call [`Request::from_review`], whose result
+    /// or error is the reference.
+    pub fn from_wire(text: &[u8]) -> Option<Self> {
+        review::read_text(text)
+    }
+
     /// The parts, with the objects' CEL values still to be built.
     pub(crate) fn assemble(
         admission: AdmissionRequest<DynamicObject>,
-        json: ObjectsJson,
+        objects: Objects,
         request: Value,
     ) -> Self {
         Self {
             admission,
-            json,
+            objects,
             object: OnceLock::new(),
             old_object: OnceLock::new(),
             request,
@@ -101,9 +117,9 @@ impl Request {
         let Some(raw) = review.get("request") else {
             return Err(RequestError::NoRequest);
         };
-        let objects = ObjectsJson {
-            object: raw.get("object").filter(|o| !o.is_null()).cloned(),
-            old_object: raw.get("oldObject").filter(|o| !o.is_null()).cloned(),
+        let objects = Objects {
+            object: WireObject::from_tree(raw.get("object").cloned()),
+            old_object: WireObject::from_tree(raw.get("oldObject").cloned()),
             options: raw.get("options").filter(|o| !o.is_null()).cloned(),
         };
         let request = request_value_from_json(raw);
@@ -112,8 +128,11 @@ impl Request {
                 path: e.path().to_string(),
                 message: e.inner().to_string(),
             })?;
-        let admission: AdmissionRequest<DynamicObject> =
+        let mut admission: AdmissionRequest<DynamicObject> =
             review.try_into().map_err(|_| RequestError::NoRequest)?;
+        // Typed, the objects only proved they read as objects: they are kept as JSON.
+        admission.object = None;
+        admission.old_object = None;
         Ok(Self::assemble(admission, objects, request))
     }
 
@@ -124,13 +143,23 @@ impl Request {
 
     /// `object` as CEL sees it (null on DELETE), converted on first use.
     pub fn object(&self) -> &Value {
-        self.object.get_or_init(|| cel_of(self.json.object.as_ref()))
+        self.object.get_or_init(|| cel_of(self.objects.object.json()))
     }
 
     /// `oldObject` as CEL sees it (null on CREATE), converted on first use.
     pub fn old_object(&self) -> &Value {
         self.old_object
-            .get_or_init(|| cel_of(self.json.old_object.as_ref()))
+            .get_or_init(|| cel_of(self.objects.old_object.json()))
+    }
+
+    /// `object` as JSON (none on DELETE), parsed on first use.
+    pub fn object_json(&self) -> Option<&Json> {
+        self.objects.object.json()
+    }
+
+    /// `oldObject` as JSON (none on CREATE), parsed on first use.
+    pub fn old_object_json(&self) -> Option<&Json> {
+        self.objects.old_object.json()
     }
 
     /// `request` as CEL sees it.
@@ -138,9 +167,9 @@ impl Request {
         &self.request
     }
 
-    /// The objects and options as JSON, for the impact estimate.
-    pub(crate) fn objects_json(&self) -> &ObjectsJson {
-        &self.json
+    /// The objects and delete options.
+    pub(crate) fn objects(&self) -> &Objects {
+        &self.objects
     }
 }
 

@@ -1,16 +1,123 @@
-//! The direct reading of an AdmissionReview into a [`Request`]: the request's own fields are
-//! read as typed, the objects are moved out of the document as they came (their JSON is what
-//! the estimate and the CEL conversions read) and typed without serde's buffering of flattened
-//! fields. It gives what the typed review gives; anything unusual (an extra top-level field, an
-//! object without apiVersion/kind, a malformed field) returns `None`, and the caller takes the
-//! typed reading, whose result or error is the reference.
+//! The direct readings of an AdmissionReview into a [`Request`], which give what the typed
+//! review gives for the usual shape; anything unusual (an extra top-level field, an object that
+//! is not a JSON object, a malformed field) returns `None`, and the caller takes the typed
+//! reading, whose result or error is the reference.
+//!
+//! - [`read_text`]: from the body's text in one pass. The request's own fields are read into a
+//!   small JSON map (then typed, and converted for CEL); the objects are kept as text, parsed
+//!   only when something reads them. Their fields are not typed here: kube-apiserver validated
+//!   the objects before calling admission webhooks.
+//! - [`read`]: from a parsed document (YAML or JSON files, tests), moving the objects out of it
+//!   after checking that their metadata reads as typed metadata.
+
+use std::borrow::Cow;
+use std::fmt;
 
 use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, ObjectMeta, TypeMeta};
 use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value as Json;
+use serde_json::value::RawValue;
 
-use crate::eval::request::{ObjectsJson, Request, request_value_from_fields};
+use crate::eval::request::{Objects, Request, request_value_from_fields};
+use crate::eval::wire::WireObject;
+
+/// Reads the JSON text of an `admission.k8s.io/v1` AdmissionReview with a request in one pass;
+/// `None` when it is anything but the usual, valid shape.
+pub(super) fn read_text(text: &[u8]) -> Option<Request> {
+    let envelope: Envelope<'_> = serde_json::from_slice(text).ok()?;
+    if envelope.api_version != "admission.k8s.io/v1" || envelope.kind != "AdmissionReview" {
+        return None;
+    }
+    let WireRequest {
+        fields,
+        object,
+        old_object,
+    } = envelope.request?;
+    let fields = Json::Object(fields);
+    let mut admission = AdmissionRequest::<DynamicObject>::deserialize(&fields).ok()?;
+    admission.types = TypeMeta {
+        api_version: envelope.api_version.into_owned(),
+        kind: envelope.kind.into_owned(),
+    };
+    let options = admission.options.as_ref().map(|options| options.0.clone());
+    let Json::Object(fields) = fields else {
+        return None;
+    };
+    let objects = Objects {
+        object: wire_object(object)?,
+        old_object: wire_object(old_object)?,
+        options: options.filter(|o| !o.is_null()),
+    };
+    Some(Request::assemble(
+        admission,
+        objects,
+        request_value_from_fields(fields),
+    ))
+}
+
+/// An object's text, when it is a JSON object or null.
+fn wire_object(text: Option<Box<RawValue>>) -> Option<WireObject> {
+    let Some(text) = text else {
+        return Some(WireObject::absent());
+    };
+    let trimmed = text.get().trim_start();
+    (trimmed.starts_with('{') || trimmed.starts_with("null")).then(|| WireObject::from_text(text))
+}
+
+/// The review's envelope; any other top-level field makes it unusual.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    kind: Cow<'a, str>,
+    request: Option<WireRequest>,
+}
+
+/// The request: its own fields as JSON, its objects as text.
+struct WireRequest {
+    fields: serde_json::Map<String, Json>,
+    object: Option<Box<RawValue>>,
+    old_object: Option<Box<RawValue>>,
+}
+
+impl<'de> Deserialize<'de> for WireRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(WireRequestVisitor)
+    }
+}
+
+struct WireRequestVisitor;
+
+impl<'de> Visitor<'de> for WireRequestVisitor {
+    type Value = WireRequest;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an admission request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireRequest, A::Error> {
+        let mut request = WireRequest {
+            fields: serde_json::Map::new(),
+            object: None,
+            old_object: None,
+        };
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "object" => request.object = Some(map.next_value()?),
+                "oldObject" => request.old_object = Some(map.next_value()?),
+                _ => {
+                    let value: Json = map.next_value()?;
+                    request.fields.insert(key.into_owned(), value);
+                }
+            }
+        }
+        Ok(request)
+    }
+}
 
 /// Reads `review` (an `admission.k8s.io/v1` AdmissionReview with a request), moving its objects
 /// out of it; `None`, with `review` untouched, when it is anything but the usual shape.
@@ -27,6 +134,9 @@ pub(super) fn read(review: &mut Json) -> Option<Request> {
         kind: envelope.get("kind")?.as_str()?.to_owned(),
     };
     let raw = envelope.get("request")?.as_object()?;
+    if !usual_object(raw.get("object")) || !usual_object(raw.get("oldObject")) {
+        return None;
+    }
     let fields: serde_json::Map<String, Json> = raw
         .iter()
         .filter(|(key, _)| !matches!(key.as_str(), "object" | "oldObject"))
@@ -35,56 +145,38 @@ pub(super) fn read(review: &mut Json) -> Option<Request> {
     let fields = Json::Object(fields);
     let mut admission = AdmissionRequest::<DynamicObject>::deserialize(&fields).ok()?;
     admission.types = types;
-    admission.object = typed(raw.get("object"))?;
-    admission.old_object = typed(raw.get("oldObject"))?;
     let options = admission.options.as_ref().map(|options| options.0.clone());
     let Json::Object(fields) = fields else {
         return None;
     };
     let request = request_value_from_fields(fields);
     let raw = review.get_mut("request")?.as_object_mut()?;
-    let mut take = |key: &str| raw.remove(key).filter(|value| !value.is_null());
-    let objects = ObjectsJson {
+    let mut take = |key: &str| WireObject::from_tree(raw.remove(key));
+    let objects = Objects {
         object: take("object"),
         old_object: take("oldObject"),
-        options,
+        options: options.filter(|o| !o.is_null()),
     };
     Some(Request::assemble(admission, objects, request))
 }
 
-/// The typed object (`Some(None)` for an absent or null one); `None` when it does not read.
-fn typed(json: Option<&Json>) -> Option<Option<DynamicObject>> {
-    match json {
-        None | Some(Json::Null) => Some(None),
-        Some(json) => dynamic_object(json)
-            .or_else(|| DynamicObject::deserialize(json).ok())
-            .map(Some),
-    }
-}
-
-/// `json` as a [`DynamicObject`], equal to what its derived `Deserialize` gives, for the usual
-/// shape: a map with string `apiVersion` and `kind` and a map (or no) `metadata`.
-fn dynamic_object(json: &Json) -> Option<DynamicObject> {
-    let map = json.as_object()?;
-    let types = TypeMeta {
-        api_version: map.get("apiVersion")?.as_str()?.to_owned(),
-        kind: map.get("kind")?.as_str()?.to_owned(),
+/// Absent, null, or an object of the usual shape: a map with string `apiVersion` and `kind`
+/// and a (typed-readable) map or no `metadata`, as the typed review requires.
+fn usual_object(json: Option<&Json>) -> bool {
+    let Some(json) = json.filter(|json| !json.is_null()) else {
+        return true;
     };
-    let metadata = match map.get("metadata") {
-        None => ObjectMeta::default(),
-        Some(metadata @ Json::Object(_)) => ObjectMeta::deserialize(metadata).ok()?,
-        Some(_) => return None,
+    let Some(map) = json.as_object() else {
+        return false;
     };
-    let data = map
-        .iter()
-        .filter(|(key, _)| !matches!(key.as_str(), "apiVersion" | "kind" | "metadata"))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    Some(DynamicObject {
-        types: Some(types),
-        metadata,
-        data: Json::Object(data),
-    })
+    let string = |key: &str| map.get(key).is_some_and(Json::is_string);
+    string("apiVersion")
+        && string("kind")
+        && match map.get("metadata") {
+            None => true,
+            Some(metadata @ Json::Object(_)) => ObjectMeta::deserialize(metadata).is_ok(),
+            Some(_) => false,
+        }
 }
 
 #[cfg(test)]
@@ -93,81 +185,108 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn objects_type_as_the_derived_deserializer_types_them() {
-        let objects = [
+    fn objects_of_unusual_shape_are_left_to_the_typed_reading() {
+        let usual = [
             json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
-                   "metadata": {"name": "db", "namespace": "x", "labels": {"a": "b"}, "generation": 3,
-                                "creationTimestamp": "2025-01-08T17:02:11Z",
-                                "ownerReferences": [{"apiVersion": "v1", "kind": "K", "name": "o", "uid": "u", "controller": true}]},
-                   "spec": {"replicas": 1, "f": 1.5, "big": 18446744073709551615u64}, "status": {}}),
+                   "metadata": {"name": "db", "labels": {"a": "b"}, "generation": 3}}),
             json!({"apiVersion": "v1", "kind": "Pod"}),
-            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}, "data": null}),
+            json!(null),
         ];
-        for object in objects {
-            let derived = DynamicObject::deserialize(&object).unwrap();
-            assert_eq!(dynamic_object(&object), Some(derived), "{object}");
+        for object in usual {
+            assert!(usual_object(Some(&object)), "{object}");
         }
-        // Unusual shapes are left to the derived deserializer.
         for unusual in [
             json!({"kind": "Pod"}),
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": null}),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": 5}}),
             json!("x"),
         ] {
-            assert_eq!(dynamic_object(&unusual), None, "{unusual}");
+            assert!(!usual_object(Some(&unusual)), "{unusual}");
         }
     }
 
-    /// Every recorded AdmissionReview (JSON) of the repository.
-    fn recorded_reviews() -> Vec<(std::path::PathBuf, Json)> {
+    /// Every recorded AdmissionReview (JSON) of the repository, and those captured from a real
+    /// kube-apiserver in `../shared` when it is there.
+    fn recorded_reviews() -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut dirs = vec![root.join("testdata")];
+        let shared = root.join("../shared/fixtures/admission-reviews");
+        if shared.is_dir() {
+            dirs.push(shared);
+        } else {
+            eprintln!("../shared/fixtures/admission-reviews is absent: its reviews are not compared");
+        }
         let mut found = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../testdata"
-        ))];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
                     dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "json")
-                    && let Ok(json) = serde_json::from_slice::<Json>(&std::fs::read(&path).unwrap())
-                    && json.get("kind").and_then(Json::as_str) == Some("AdmissionReview")
-                {
-                    found.push((path, json));
+                } else if path.extension().is_some_and(|e| e == "json") {
+                    let text = std::fs::read(&path).unwrap();
+                    if let Ok(json) = serde_json::from_slice::<Json>(&text)
+                        && json.get("kind").and_then(Json::as_str) == Some("AdmissionReview")
+                    {
+                        found.push((path, text));
+                    }
                 }
             }
         }
         found
     }
 
+    /// What a request holds, as comparable values.
+    fn parts(
+        r: &Request,
+    ) -> (
+        Json,
+        crate::cel::Value,
+        crate::cel::Value,
+        crate::cel::Value,
+        Vec<Option<Json>>,
+    ) {
+        let mut admission = serde_json::to_value(&r.admission).unwrap();
+        admission["types"] = json!([r.admission.types.api_version, r.admission.types.kind]);
+        let objects = r.objects();
+        let json = vec![
+            objects.object.json().cloned(),
+            objects.old_object.json().cloned(),
+            objects.options.clone(),
+        ];
+        (
+            admission,
+            r.request().clone(),
+            r.object().clone(),
+            r.old_object().clone(),
+            json,
+        )
+    }
+
     #[test]
-    fn the_direct_reading_equals_the_typed_one_on_every_recorded_review() {
+    fn the_direct_readings_equal_the_typed_one_on_every_recorded_review() {
         let reviews = recorded_reviews();
         assert!(reviews.len() >= 10, "{}", reviews.len());
-        let mut direct_reads = 0;
-        for (path, review) in reviews {
+        let (mut from_text, mut from_tree) = (0, 0);
+        for (path, text) in reviews {
+            let review: Json = serde_json::from_slice(&text).unwrap();
             let typed = Request::from_review_typed(review.clone());
-            let direct = read(&mut review.clone());
-            let (Ok(typed), Some(direct)) = (typed, direct) else {
+            let wire = read_text(&text);
+            let tree = read(&mut review.clone());
+            let Ok(typed) = typed else {
+                assert!(wire.is_none() && tree.is_none(), "{}", path.display());
                 continue;
             };
-            direct_reads += 1;
-            let wire = |r: &Request| {
-                let mut admission = serde_json::to_value(&r.admission).unwrap();
-                admission["types"] = json!([r.admission.types.api_version, r.admission.types.kind]);
-                admission
-            };
-            assert_eq!(wire(&direct), wire(&typed), "{}", path.display());
-            assert_eq!(direct.request(), typed.request(), "{}", path.display());
-            assert_eq!(direct.object(), typed.object(), "{}", path.display());
-            assert_eq!(direct.old_object(), typed.old_object(), "{}", path.display());
-            let (a, b) = (direct.objects_json(), typed.objects_json());
-            assert_eq!(
-                (&a.object, &a.old_object, &a.options),
-                (&b.object, &b.old_object, &b.options)
-            );
+            let typed = parts(&typed);
+            if let Some(wire) = wire {
+                from_text += 1;
+                assert_eq!(parts(&wire), typed, "{}", path.display());
+            }
+            if let Some(tree) = tree {
+                from_tree += 1;
+                assert_eq!(parts(&tree), typed, "{}", path.display());
+            }
         }
-        assert!(direct_reads >= 10, "{direct_reads}");
+        assert!(from_text >= 10 && from_tree >= 10, "{from_text} {from_tree}");
     }
 
     #[test]
@@ -179,16 +298,32 @@ mod tests {
                         "operation": "CREATE", "userInfo": {"username": "me"},
                         "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}}
         });
+        let text = |json: &Json| serde_json::to_vec(json).unwrap();
         assert!(read(&mut review.clone()).is_some());
+        assert!(read_text(&text(&review)).is_some());
         let mut extra = review.clone();
         extra["response"] = json!({"uid": "u", "allowed": true});
         assert!(read(&mut extra).is_none());
+        assert!(read_text(&text(&extra)).is_none());
+        let mut not_an_object = review.clone();
+        not_an_object["request"]["object"] = json!([1]);
+        assert!(read_text(&text(&not_an_object)).is_none());
         let mut malformed = review.clone();
         malformed["request"]["operation"] = json!("SMASH");
         let before = malformed.clone();
         assert!(read(&mut malformed).is_none());
+        assert!(read_text(&text(&malformed)).is_none());
         assert_eq!(malformed, before, "a review read no further is left as it was");
         let error = Request::from_review(malformed).unwrap_err().to_string();
         assert!(error.contains("request.operation"), "{error}");
+        let deep = format!(
+            r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{{"uid":"u","object":{}{}}}}}"#,
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        assert!(
+            read_text(deep.as_bytes()).is_none(),
+            "too deep for the JSON reader"
+        );
     }
 }

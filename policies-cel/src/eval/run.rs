@@ -3,6 +3,7 @@
 
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
 use crate::cluster::ClusterView;
+use crate::eval::Request;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
 
 /// A validation that did not hold (false, or an error under failurePolicy Fail).
@@ -28,11 +29,11 @@ pub(crate) enum RunOutcome {
 
 /// Everything a run reads besides the policy.
 pub(crate) struct RunInput<'a> {
-    pub object: &'a Value,
-    pub old_object: &'a Value,
-    pub request: &'a Value,
+    /// `object`, `oldObject` and `request`.
+    pub request: &'a Request,
     pub params: Value,
-    pub namespace_object: Value,
+    /// Computes (once per request) `namespaceObject`.
+    pub namespace_object: &'a dyn Fn() -> Value,
     pub authorizer: Value,
     pub options: &'a EvalOptions,
     /// Computes (once per request) the `impact` variable.
@@ -55,12 +56,16 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
         impact_read.set(true);
         estimate()
     };
+    let request = input.request;
+    let object = || Ok(request.object().clone());
+    let old_object = || Ok(request.old_object().clone());
+    let namespace_object = || Ok((input.namespace_object)());
     let mut bindings = Bindings::new()
-        .with(Root::Object, input.object.clone())
-        .with(Root::OldObject, input.old_object.clone())
-        .with(Root::Request, input.request.clone())
+        .with_lazy(Root::Object, &object)
+        .with_lazy(Root::OldObject, &old_object)
+        .with(Root::Request, request.request().clone())
         .with(Root::Params, input.params)
-        .with(Root::NamespaceObject, input.namespace_object)
+        .with_lazy(Root::NamespaceObject, &namespace_object)
         .with(Root::Authorizer, input.authorizer)
         .with_variables(&policy.variables)
         .with_impact(&impact);

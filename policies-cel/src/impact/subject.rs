@@ -90,16 +90,16 @@ impl<'a> Subject<'a> {
     pub fn new(request: &'a Request, view: &dyn ClusterView) -> Self {
         let admission = &request.admission;
         let resource = &admission.resource;
-        let json = request.objects_json();
+        let objects = request.objects();
         Self {
             operation: request.operation(),
             group: resource.group.clone(),
             version: resource.version.clone(),
             sub_resource: admission.sub_resource.clone().unwrap_or_default(),
             key: target_key(request, view),
-            object: json.object.as_ref(),
-            old_object: json.old_object.as_ref(),
-            options: json.options.as_ref(),
+            object: objects.object.json(),
+            old_object: objects.old_object.json(),
+            options: objects.options.as_ref(),
         }
     }
 

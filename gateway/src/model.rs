@@ -113,6 +113,27 @@ impl LiveModel {
         self.lock_watches().register(name, feeds);
     }
 
+    /// Readiness waits, beside the registered watches, until `reason` is released: watches
+    /// that can only be registered once others have synced (the params of the policies found in
+    /// the cluster).
+    pub fn readiness_held(&self, reason: &str) {
+        self.lock_watches().hold(reason);
+    }
+
+    /// Releases [`LiveModel::readiness_held`]; readiness flips if every watch has synced.
+    pub fn readiness_released(&self, reason: &str) {
+        let mut watches = self.lock_watches();
+        watches.release(reason);
+        if watches.ready() {
+            self.mark_ready();
+        }
+    }
+
+    /// Every registered watch has completed its latest list.
+    pub fn watches_synced(&self) -> bool {
+        self.lock_watches().all_synced()
+    }
+
     /// Forgets a watch that was stopped (a CustomResourceDefinition deleted, a param kind no
     /// policy names any more); its errors and restarts stay in its role's totals.
     pub fn watch_forgotten(&self, name: &str) {
@@ -138,7 +159,7 @@ impl LiveModel {
         state.synced = true;
         state.failing = false;
         state.last_error = None;
-        if watches.all_synced() {
+        if watches.ready() {
             self.mark_ready();
         }
         self.after_change(&watches);
@@ -299,6 +320,24 @@ mod tests {
         );
         live.watch_listing("safetypolicies.suture.dev");
         live.watch_synced("safetypolicies.suture.dev");
+        assert!(live.is_ready());
+    }
+
+    #[test]
+    fn a_readiness_hold_keeps_the_model_unready_until_released() {
+        let live = LiveModel::new();
+        live.readiness_held("params");
+        live.watch_registered("pods", Feeds::Model);
+        live.watch_listing("pods");
+        live.watch_synced("pods");
+        assert!(live.watches_synced());
+        assert!(!live.is_ready(), "ready while held");
+        // Released with a watch registered meanwhile: readiness waits for that one too.
+        live.watch_registered(PARAMS, Feeds::Policies);
+        live.readiness_released("params");
+        assert!(!live.is_ready());
+        live.watch_listing(PARAMS);
+        live.watch_synced(PARAMS);
         assert!(live.is_ready());
     }
 

@@ -5,7 +5,7 @@
 //! stale: the policy set has its own protection, a missing or broken update keeps the last good
 //! set serving.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -92,11 +92,14 @@ pub struct WatchTotals {
     pub failing: u64,
 }
 
-/// Every watch's state by name, and the counts of the watches stopped since start.
+/// Every watch's state by name, the counts of the watches stopped since start, and what else
+/// readiness waits for.
 #[derive(Debug, Default)]
 pub(super) struct Watches {
     states: BTreeMap<String, WatchState>,
     stopped: BTreeMap<Feeds, WatchTotals>,
+    /// Readiness also waits until these are released (watches not registered yet).
+    holds: BTreeSet<String>,
 }
 
 impl Watches {
@@ -128,6 +131,19 @@ impl Watches {
     /// Every registered watch (of either role) has completed its latest list.
     pub(super) fn all_synced(&self) -> bool {
         self.states.values().all(|w| w.synced)
+    }
+
+    /// Readiness may flip: every watch has synced and nothing holds it.
+    pub(super) fn ready(&self) -> bool {
+        self.holds.is_empty() && self.all_synced()
+    }
+
+    pub(super) fn hold(&mut self, reason: &str) {
+        self.holds.insert(reason.to_owned());
+    }
+
+    pub(super) fn release(&mut self, reason: &str) {
+        self.holds.remove(reason);
     }
 
     /// The model is current: some watch feeds it, and every one that does is synced and

@@ -278,3 +278,27 @@ async fn a_failing_params_watch_leaves_the_model_current() {
     api.release(PACK_PARAMS);
     eventually("recovered", || live.model.failing_watches().is_empty()).await;
 }
+
+/// Readiness waits for the params of the policies found in the cluster: the first request is
+/// judged with the params the cluster holds, not without them.
+#[tokio::test]
+async fn readiness_waits_for_the_params_of_cluster_policies() {
+    let (client, api) = MockApi::start();
+    let mut policy = safety_policy("tuned", "true", "4");
+    policy["spec"]["paramKind"] = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams"});
+    api.set_list(SAFETY, "4", vec![policy]);
+    let params = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams",
+        "metadata": {"name": "default", "resourceVersion": "8"}, "spec": {"maxDeletedObjects": 20}});
+    api.set_list(PACK_PARAMS, "8", vec![params]);
+    api.hold(PACK_PARAMS);
+    let live = Live::start(client, true);
+    eventually("the params list was asked for", || {
+        api.counts_on(PACK_PARAMS).0 == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!live.model.is_ready(), "ready before the params were listed");
+    api.release(PACK_PARAMS);
+    eventually("ready", || live.model.is_ready()).await;
+    assert_eq!(params_of(&live).len(), 1, "ready without the params");
+}

@@ -1,6 +1,7 @@
 //! The plain-HTTP operations routes: `/healthz` (the process answers), `/readyz` (the model is
 //! ready, policies are loaded, and no shutdown is under way; the body gives the detail, including
-//! the last policy or snapshot reload error) and `/metrics` (Prometheus text).
+//! the last policy or snapshot reload error and the failing watches with what each feeds) and
+//! `/metrics` (Prometheus text).
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +14,7 @@ use warp::{Filter, Reply};
 
 use crate::admission::rejection::status_response;
 use crate::metrics::Metrics;
-use crate::model::LiveModel;
+use crate::model::{Feeds, LiveModel};
 use crate::policies::PolicyStore;
 
 /// What readiness is computed from.
@@ -41,6 +42,23 @@ pub struct Readiness {
     pub last_policy_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_snapshot_error: Option<String>,
+    /// Live mode: the watches failing now (they do not make the gateway unready).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failing_watches: Vec<FailingWatch>,
+}
+
+/// A failing watch in the `/readyz` body.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailingWatch {
+    pub watch: String,
+    /// The cluster model or the policy set.
+    pub feeds: Feeds,
+    /// What the failure means for admission meanwhile.
+    pub effect: String,
+    pub errors: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 impl Health {
@@ -84,7 +102,23 @@ impl Health {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
+            failing_watches: self.failing_watches(),
         }
+    }
+
+    fn failing_watches(&self) -> Vec<FailingWatch> {
+        self.model
+            .watch_states()
+            .into_iter()
+            .filter(|(_, state)| state.failing)
+            .map(|(watch, state)| FailingWatch {
+                watch,
+                feeds: state.feeds,
+                effect: state.feeds.while_failing().to_owned(),
+                errors: state.errors,
+                last_error: state.last_error,
+            })
+            .collect()
     }
 
     fn readyz(&self) -> Response {
@@ -165,9 +199,40 @@ mod tests {
             serving.readiness().last_snapshot_error.as_deref(),
             Some("bad.yaml: line 3")
         );
+        assert!(serving.readiness().failing_watches.is_empty());
         serving.begin_shutdown();
         let readiness = serving.readiness();
         assert!(!readiness.ready);
         assert!(readiness.shutting_down);
+    }
+
+    #[test]
+    fn readiness_lists_failing_watches_with_what_they_feed() {
+        let model = LiveModel::new();
+        model.watch_registered("pods", Feeds::Model);
+        model.watch_registered("ConfigMap v1 (params)", Feeds::Policies);
+        for name in ["pods", "ConfigMap v1 (params)"] {
+            model.watch_listing(name);
+            model.watch_synced(name);
+        }
+        model.watch_failed("ConfigMap v1 (params)", "mock: Internal Server Error".into());
+        let readiness = health(model).readiness();
+        assert!(
+            readiness.ready,
+            "a failing watch does not make the gateway unready"
+        );
+        assert_eq!(readiness.failing_watches.len(), 1);
+        let failing = &readiness.failing_watches[0];
+        assert_eq!(
+            (failing.watch.as_str(), failing.feeds, failing.errors),
+            ("ConfigMap v1 (params)", Feeds::Policies, 1)
+        );
+        assert!(failing.effect.contains("last good version"), "{}", failing.effect);
+        let body = serde_json::to_value(&readiness).unwrap();
+        assert_eq!(body["failingWatches"][0]["feeds"], "policies");
+        assert_eq!(
+            body["failingWatches"][0]["lastError"],
+            "mock: Internal Server Error"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Prometheus metrics (text exposition on the plain-HTTP listener): request latency by verdict,
-//! decisions by policy and verdict, evaluation errors, model object counts and age, and policy
-//! reload generation and failures. Model and reload figures are read at scrape time.
+//! decisions by policy and verdict, evaluation errors, model object counts and age, watch errors,
+//! restarts and failing watches by what they feed (the model or the policy set), and policy
+//! reload generation and failures. Model, watch and reload figures are read at scrape time.
 
 use std::sync::atomic::AtomicU64;
 
@@ -11,7 +12,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use crate::model::LiveModel;
+use crate::model::{Feeds, LiveModel};
 use crate::policies::PolicyStore;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -35,6 +36,19 @@ struct KindLabels {
     kind: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FeedsLabels {
+    feeds: String,
+}
+
+impl From<Feeds> for FeedsLabels {
+    fn from(feeds: Feeds) -> Self {
+        Self {
+            feeds: feeds.as_str().to_owned(),
+        }
+    }
+}
+
 type HistogramFamily = Family<VerdictLabels, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -52,6 +66,9 @@ pub struct Metrics {
     model_objects: Family<KindLabels, Gauge>,
     model_age: Gauge<f64, AtomicU64>,
     model_ready: Gauge,
+    watch_errors: Family<FeedsLabels, Counter>,
+    watch_restarts: Family<FeedsLabels, Counter>,
+    watches_failing: Family<FeedsLabels, Gauge>,
     policies_loaded: Gauge,
     reload_generation: Gauge,
     reload_failures: Counter,
@@ -74,6 +91,9 @@ impl Metrics {
         let model_objects = Family::<KindLabels, Gauge>::default();
         let model_age = Gauge::<f64, AtomicU64>::default();
         let model_ready = Gauge::default();
+        let watch_errors = Family::<FeedsLabels, Counter>::default();
+        let watch_restarts = Family::<FeedsLabels, Counter>::default();
+        let watches_failing = Family::<FeedsLabels, Gauge>::default();
         let policies_loaded = Gauge::default();
         let reload_generation = Gauge::default();
         let reload_failures = Counter::default();
@@ -109,6 +129,22 @@ impl Metrics {
             model_ready.clone(),
         );
         registry.register(
+            "watch_errors",
+            "Live-mode watch errors since start, by what the watches feed (model, policies)",
+            watch_errors.clone(),
+        );
+        registry.register(
+            "watch_restarts",
+            "Live-mode watch re-lists after an error since start, by what the watches feed",
+            watch_restarts.clone(),
+        );
+        registry.register(
+            "watches_failing",
+            "Live-mode watches failing now, by what they feed: a failing model watch lets the model \
+             age grow, a failing policies watch keeps the last good policy set serving",
+            watches_failing.clone(),
+        );
+        registry.register(
             "policies",
             "Policies in the enforced set",
             policies_loaded.clone(),
@@ -134,6 +170,11 @@ impl Metrics {
                 kind: kind.to_owned(),
             });
         }
+        for feeds in Feeds::ALL {
+            let _ = watch_errors.get_or_create(&feeds.into());
+            let _ = watch_restarts.get_or_create(&feeds.into());
+            let _ = watches_failing.get_or_create(&feeds.into());
+        }
         Self {
             registry,
             latency,
@@ -142,6 +183,9 @@ impl Metrics {
             model_objects,
             model_age,
             model_ready,
+            watch_errors,
+            watch_restarts,
+            watches_failing,
             policies_loaded,
             reload_generation,
             reload_failures,
@@ -194,18 +238,32 @@ impl Metrics {
         self.model_age
             .set(model.age().map_or(-1.0, |age| age.as_secs_f64()));
         self.model_ready.set(i64::from(model.is_ready()));
+        for feeds in Feeds::ALL {
+            let totals = model.watch_totals(feeds);
+            let labels = FeedsLabels::from(feeds);
+            catch_up(&self.watch_errors.get_or_create(&labels), totals.errors);
+            catch_up(&self.watch_restarts.get_or_create(&labels), totals.restarts);
+            self.watches_failing
+                .get_or_create(&labels)
+                .set(i64::try_from(totals.failing).unwrap_or(i64::MAX));
+        }
         self.policies_loaded
             .set(i64::try_from(policies.current().len()).unwrap_or(i64::MAX));
         let status = policies.status();
         self.reload_generation
             .set(i64::try_from(status.generation).unwrap_or(i64::MAX));
-        let seen = self.reload_failures.get();
-        if status.failures > seen {
-            self.reload_failures.inc_by(status.failures - seen);
-        }
+        catch_up(&self.reload_failures, status.failures);
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
         Ok(text)
+    }
+}
+
+/// Brings `counter` up to `total`, a count kept elsewhere that never goes down.
+fn catch_up(counter: &Counter, total: u64) {
+    let seen = counter.get();
+    if total > seen {
+        counter.inc_by(total - seen);
     }
 }
 
@@ -235,5 +293,33 @@ mod tests {
         ] {
             assert!(text.contains(series), "{series} missing from\n{text}");
         }
+    }
+
+    #[test]
+    fn watch_series_say_what_the_watches_feed() {
+        let metrics = Metrics::new();
+        let model = LiveModel::new();
+        model.watch_registered("pods", Feeds::Model);
+        model.watch_registered("ConfigMap v1 (params)", Feeds::Policies);
+        model.watch_failed("ConfigMap v1 (params)", "refused".into());
+        model.watch_listing("ConfigMap v1 (params)");
+        model.watch_failed("ConfigMap v1 (params)", "refused".into());
+        model.watch_listing("ConfigMap v1 (params)");
+        let policies = PolicyStore::new(PolicySet::default());
+        let text = metrics.encode(&model, &policies).unwrap();
+        for series in [
+            "suture_gateway_watch_errors_total{feeds=\"policies\"} 2",
+            "suture_gateway_watch_errors_total{feeds=\"model\"} 0",
+            "suture_gateway_watch_restarts_total{feeds=\"policies\"} 1",
+            "suture_gateway_watches_failing{feeds=\"policies\"} 1",
+            "suture_gateway_watches_failing{feeds=\"model\"} 0",
+        ] {
+            assert!(text.contains(series), "{series} missing from\n{text}");
+        }
+        // A forgotten watch's counts stay; the counters do not go down.
+        model.watch_forgotten("ConfigMap v1 (params)");
+        let text = metrics.encode(&model, &policies).unwrap();
+        assert!(text.contains("suture_gateway_watch_errors_total{feeds=\"policies\"} 2"));
+        assert!(text.contains("suture_gateway_watches_failing{feeds=\"policies\"} 0"));
     }
 }

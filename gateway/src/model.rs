@@ -2,8 +2,14 @@
 //! with the two facts the webhook needs beside it — whether the initial lists are in (readiness)
 //! and how long ago the model was last known to be current (staleness).
 //!
+//! In live mode both facts come from the watch registry ([`watches`]): readiness waits for
+//! every watch, while currency considers only the watches that feed the model, not those that
+//! feed the policy set.
+//!
 //! Watchers (live mode) and the snapshot reloader (offline mode) are the only writers; admission
 //! requests take short read locks for the duration of one evaluation.
+
+mod watches;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,6 +18,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use policies_cel::cluster::ClusterModel;
 
+use watches::Watches;
+pub use watches::{Feeds, WatchState, WatchTotals};
+
 /// The live cluster model shared between writers and the admission path.
 #[derive(Debug, Default)]
 pub struct LiveModel {
@@ -19,35 +28,8 @@ pub struct LiveModel {
     ready: AtomicBool,
     /// Milliseconds since the Unix epoch when the model was last known current; 0 = never.
     current_at_ms: AtomicU64,
-    /// Live mode: the state of each watch feeding the model (or the policy set), by name.
-    watches: Mutex<BTreeMap<String, WatchState>>,
-}
-
-/// The state of one watch (live mode), for readiness, staleness, metrics and logs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WatchState {
-    /// The latest list (the initial one, or a re-list after an error) is complete.
-    pub synced: bool,
-    /// The last thing the watch reported was an error: it is reconnecting with backoff.
-    pub failing: bool,
-    /// Errors since start.
-    pub errors: u64,
-    /// Lists started since start: the first one, then one per restart.
-    pub lists: u64,
-    /// The last error's message, cleared when the watch recovers.
-    pub last_error: Option<String>,
-}
-
-impl WatchState {
-    /// Re-lists after the first list (restarts after errors, `410 Gone` included).
-    pub fn restarts(&self) -> u64 {
-        self.lists.saturating_sub(1)
-    }
-
-    /// Synced and not failing: what this watch feeds is current.
-    pub fn is_current(&self) -> bool {
-        self.synced && !self.failing
-    }
+    /// Live mode: every watch, feeding the model or the policy set, with its state.
+    watches: Mutex<Watches>,
 }
 
 impl LiveModel {
@@ -110,27 +92,53 @@ impl LiveModel {
     }
 }
 
-/// Live mode: how the watches feeding the model report their progress. Readiness flips once every
-/// watch registered so far has synced; the model counts as current (see [`LiveModel::age`]) only
-/// while every watch is synced and none is failing, so a failing watch makes the age grow.
+/// Live mode: how the watches report their progress. Each watch registers with its role
+/// ([`Feeds`]). Readiness flips once every watch registered so far has synced, whatever it feeds
+/// (the policy set's scope must be known before the first request). The model counts as current
+/// (see [`LiveModel::age`]) only while every watch feeding the model is synced and none of them
+/// is failing, so a failing model watch makes the age grow; a failing watch feeding the policy
+/// set does not (the last good policy set keeps serving), and shows in the watch states only.
 impl LiveModel {
     /// A write view that does not mark the model current: watchers apply events through it and
-    /// decide separately whether the model is current (one failing watch means it is not).
+    /// decide separately whether the model is current (one failing model watch means it is not).
     pub fn write_untouched(&self) -> RwLockWriteGuard<'_, ClusterModel> {
         self.model
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Registers a watch (not synced yet); registering an existing one changes nothing.
-    pub fn watch_registered(&self, name: &str) {
-        self.lock_watches().entry(name.to_owned()).or_default();
+    /// Registers a watch feeding `feeds` (not synced yet); registering an existing one keeps
+    /// its state.
+    pub fn watch_registered(&self, name: &str, feeds: Feeds) {
+        self.lock_watches().register(name, feeds);
     }
 
-    /// Forgets a watch that was stopped (a CustomResourceDefinition deleted).
+    /// Readiness waits, beside the registered watches, until `reason` is released: watches
+    /// that can only be registered once others have synced (the params of the policies found in
+    /// the cluster).
+    pub fn readiness_held(&self, reason: &str) {
+        self.lock_watches().hold(reason);
+    }
+
+    /// Releases [`LiveModel::readiness_held`]; readiness flips if every watch has synced.
+    pub fn readiness_released(&self, reason: &str) {
+        let mut watches = self.lock_watches();
+        watches.release(reason);
+        if watches.ready() {
+            self.mark_ready();
+        }
+    }
+
+    /// Every registered watch has completed its latest list.
+    pub fn watches_synced(&self) -> bool {
+        self.lock_watches().all_synced()
+    }
+
+    /// Forgets a watch that was stopped (a CustomResourceDefinition deleted, a param kind no
+    /// policy names any more); its errors and restarts stay in its role's totals.
     pub fn watch_forgotten(&self, name: &str) {
         let mut watches = self.lock_watches();
-        watches.remove(name);
+        watches.forget(name);
         self.after_change(&watches);
     }
 
@@ -138,7 +146,7 @@ impl LiveModel {
     /// list is complete.
     pub fn watch_listing(&self, name: &str) {
         let mut watches = self.lock_watches();
-        let state = watches.entry(name.to_owned()).or_default();
+        let state = watches.state(name);
         state.lists += 1;
         state.synced = false;
         self.after_change(&watches);
@@ -147,11 +155,11 @@ impl LiveModel {
     /// A watch completed a list: it is synced and healthy; readiness flips when it was the last.
     pub fn watch_synced(&self, name: &str) {
         let mut watches = self.lock_watches();
-        let state = watches.entry(name.to_owned()).or_default();
+        let state = watches.state(name);
         state.synced = true;
         state.failing = false;
         state.last_error = None;
-        if watches.values().all(|w| w.synced) {
+        if watches.ready() {
             self.mark_ready();
         }
         self.after_change(&watches);
@@ -160,7 +168,7 @@ impl LiveModel {
     /// A watch delivered an event: it is healthy again.
     pub fn watch_event(&self, name: &str) {
         let mut watches = self.lock_watches();
-        if let Some(state) = watches.get_mut(name) {
+        if let Some(state) = watches.registered(name) {
             state.failing = false;
             state.last_error = None;
         }
@@ -168,16 +176,18 @@ impl LiveModel {
     }
 
     /// A watch failed with `error` (a message without object bodies); it reconnects with backoff.
-    pub fn watch_failed(&self, name: &str, error: String) {
+    /// Returns what the watch feeds, for the caller's log line.
+    pub fn watch_failed(&self, name: &str, error: String) -> Feeds {
         let mut watches = self.lock_watches();
-        let state = watches.entry(name.to_owned()).or_default();
+        let state = watches.state(name);
         state.failing = true;
         state.errors += 1;
         state.last_error = Some(error);
+        state.feeds
     }
 
-    /// Marks the model current when every watch is synced and none is failing (the heartbeat
-    /// between events); returns whether it did.
+    /// Marks the model current when every watch feeding it is synced and none of them is
+    /// failing (the heartbeat between events); returns whether it did.
     pub fn touch_if_current(&self) -> bool {
         let watches = self.lock_watches();
         self.after_change(&watches)
@@ -185,37 +195,49 @@ impl LiveModel {
 
     /// Every watch's state, by name.
     pub fn watch_states(&self) -> BTreeMap<String, WatchState> {
-        self.lock_watches().clone()
+        self.lock_watches().states().clone()
+    }
+
+    /// Errors, restarts and failing watches since start among the watches feeding `feeds`.
+    pub fn watch_totals(&self, feeds: Feeds) -> WatchTotals {
+        self.lock_watches().totals(feeds)
     }
 
     /// Watch errors since start, over all watches.
     pub fn watch_errors(&self) -> u64 {
-        self.lock_watches().values().map(|w| w.errors).sum()
+        Feeds::ALL
+            .iter()
+            .map(|&feeds| self.watch_totals(feeds).errors)
+            .sum()
     }
 
     /// Watch restarts (re-lists) since start, over all watches.
     pub fn watch_restarts(&self) -> u64 {
-        self.lock_watches().values().map(WatchState::restarts).sum()
+        Feeds::ALL
+            .iter()
+            .map(|&feeds| self.watch_totals(feeds).restarts)
+            .sum()
     }
 
-    /// Names of the watches that are failing now.
+    /// Names of the watches that are failing now, whatever they feed.
     pub fn failing_watches(&self) -> Vec<String> {
         self.lock_watches()
+            .states()
             .iter()
             .filter(|(_, w)| w.failing)
             .map(|(name, _)| name.clone())
             .collect()
     }
 
-    fn after_change(&self, watches: &BTreeMap<String, WatchState>) -> bool {
-        let current = !watches.is_empty() && watches.values().all(WatchState::is_current);
+    fn after_change(&self, watches: &Watches) -> bool {
+        let current = watches.model_is_current();
         if current {
             self.touch();
         }
         current
     }
 
-    fn lock_watches(&self) -> MutexGuard<'_, BTreeMap<String, WatchState>> {
+    fn lock_watches(&self) -> MutexGuard<'_, Watches> {
         self.watches
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -248,11 +270,28 @@ mod tests {
         assert!(live.age().is_some_and(|age| age < Duration::from_secs(5)));
     }
 
+    /// A live model whose watches have all synced, last known current `seconds` ago.
+    fn synced(watches: &[(&str, Feeds)], seconds: u64) -> LiveModel {
+        let live = LiveModel::new();
+        for &(name, feeds) in watches {
+            live.watch_registered(name, feeds);
+        }
+        for &(name, _) in watches {
+            live.watch_listing(name);
+            live.watch_synced(name);
+        }
+        live.current_at_ms
+            .store(now_ms() - seconds * 1000, Ordering::Relaxed);
+        live
+    }
+
+    const PARAMS: &str = "SafetyPackParams suture.dev/v1alpha1 (params)";
+
     #[test]
     fn readiness_waits_for_every_registered_watch() {
         let live = LiveModel::new();
-        live.watch_registered("pods");
-        live.watch_registered("nodes");
+        live.watch_registered("pods", Feeds::Model);
+        live.watch_registered("nodes", Feeds::Model);
         live.watch_listing("pods");
         live.watch_synced("pods");
         assert!(!live.is_ready());
@@ -262,20 +301,49 @@ mod tests {
         assert!(live.is_ready());
         assert!(live.age().is_some());
         // A watch added later (a new CRD) does not take readiness back.
-        live.watch_registered("widgets.example.com");
+        live.watch_registered("widgets.example.com", Feeds::Model);
         assert!(live.is_ready());
         assert!(!live.touch_if_current());
     }
 
     #[test]
-    fn a_failing_watch_stops_the_model_from_being_current() {
+    fn readiness_waits_for_the_watches_feeding_the_policy_set_too() {
         let live = LiveModel::new();
-        live.watch_registered("pods");
-        live.watch_registered("nodes");
-        for name in ["pods", "nodes"] {
-            live.watch_listing(name);
-            live.watch_synced(name);
-        }
+        live.watch_registered("pods", Feeds::Model);
+        live.watch_registered("safetypolicies.suture.dev", Feeds::Policies);
+        live.watch_listing("pods");
+        live.watch_synced("pods");
+        assert!(!live.is_ready(), "ready before the policies were listed");
+        assert!(
+            live.touch_if_current(),
+            "the model is current once its own watches are in"
+        );
+        live.watch_listing("safetypolicies.suture.dev");
+        live.watch_synced("safetypolicies.suture.dev");
+        assert!(live.is_ready());
+    }
+
+    #[test]
+    fn a_readiness_hold_keeps_the_model_unready_until_released() {
+        let live = LiveModel::new();
+        live.readiness_held("params");
+        live.watch_registered("pods", Feeds::Model);
+        live.watch_listing("pods");
+        live.watch_synced("pods");
+        assert!(live.watches_synced());
+        assert!(!live.is_ready(), "ready while held");
+        // Released with a watch registered meanwhile: readiness waits for that one too.
+        live.watch_registered(PARAMS, Feeds::Policies);
+        live.readiness_released("params");
+        assert!(!live.is_ready());
+        live.watch_listing(PARAMS);
+        live.watch_synced(PARAMS);
+        assert!(live.is_ready());
+    }
+
+    #[test]
+    fn a_failing_watch_stops_the_model_from_being_current() {
+        let live = synced(&[("pods", Feeds::Model), ("nodes", Feeds::Model)], 0);
         assert!(live.touch_if_current());
         live.watch_failed("pods", "connection refused".into());
         assert!(!live.touch_if_current());
@@ -295,6 +363,57 @@ mod tests {
         assert!(live.failing_watches().is_empty());
         live.watch_forgotten("pods");
         assert!(!live.watch_states().contains_key("pods"));
+        assert_eq!(
+            (live.watch_errors(), live.watch_restarts()),
+            (1, 1),
+            "a forgotten watch's counts stay (the exported counters never go down)"
+        );
+    }
+
+    #[test]
+    fn a_failing_policy_set_watch_leaves_the_model_current() {
+        let live = synced(&[("pods", Feeds::Model), (PARAMS, Feeds::Policies)], 30);
+        assert_eq!(
+            live.watch_failed(PARAMS, "connection refused".into()),
+            Feeds::Policies
+        );
+        // Failing and re-listing (a list that does not come back): the heartbeat still marks
+        // the model current, so its age stays small.
+        live.watch_listing(PARAMS);
+        assert!(live.touch_if_current());
+        assert!(live.age().is_some_and(|age| age < Duration::from_secs(5)));
+        assert_eq!(live.failing_watches(), vec![PARAMS.to_owned()]);
+        let totals = live.watch_totals(Feeds::Policies);
+        assert_eq!((totals.errors, totals.restarts, totals.failing), (1, 1, 1));
+        assert_eq!(live.watch_totals(Feeds::Model), WatchTotals::default());
+    }
+
+    #[test]
+    fn a_failing_model_watch_lets_the_age_grow_whatever_the_policy_watches_do() {
+        let live = synced(&[("pods", Feeds::Model), (PARAMS, Feeds::Policies)], 30);
+        assert_eq!(
+            live.watch_failed("pods", "connection refused".into()),
+            Feeds::Model
+        );
+        assert!(!live.touch_if_current());
+        live.watch_event(PARAMS);
+        assert!(
+            live.age().is_some_and(|age| age >= Duration::from_secs(30)),
+            "a policy watch's event marked the model current"
+        );
+        assert_eq!(live.watch_totals(Feeds::Model).failing, 1);
+        assert_eq!(live.watch_totals(Feeds::Policies).failing, 0);
+    }
+
+    #[test]
+    fn a_watch_reporting_before_it_registered_counts_as_feeding_the_model() {
+        let live = synced(&[("pods", Feeds::Model)], 30);
+        assert_eq!(live.watch_failed("nodes", "refused".into()), Feeds::Model);
+        assert!(!live.touch_if_current());
+        // Registering it later gives it its role and keeps its state.
+        live.watch_registered("nodes", Feeds::Policies);
+        assert!(live.watch_states()["nodes"].failing);
+        assert!(live.touch_if_current());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::live::sync::ModelSync;
 use crate::live::watch::{Change, Sink};
-use crate::model::LiveModel;
+use crate::model::{Feeds, LiveModel};
 
 /// What the CRD watch asks of the supervisor.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +60,8 @@ impl CrdSync {
     /// Asks for `crd`'s instance watch; returns the CRD's name.
     fn start(&self, json: &Value) -> Option<String> {
         let (crd, resource) = instance_resource(json)?;
-        self.model.watch_registered(&instance_watch_name(&crd));
+        self.model
+            .watch_registered(&instance_watch_name(&crd), Feeds::Model);
         self.send(Command::Start {
             crd: crd.clone(),
             resource,

@@ -6,7 +6,9 @@
 //! `apiVersion/kind/namespace/name`. The supervisor reconciles the watches with the set's kinds
 //! every heartbeat ([`Params::reconcile`]): a kind no policy names any more stops, and its
 //! objects leave the set. A kind the gateway cannot resolve to a resource (a CRD not in the
-//! model yet) is retried at the next heartbeat.
+//! model yet) is retried at the next heartbeat. A params watch feeds the policy set
+//! ([`Feeds::Policies`]): readiness waits for its first list, but its failures leave the cluster
+//! model current (the last good set keeps serving).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use serde_json::Value;
 
 use crate::live::strip::Values;
 use crate::live::watch::{self, Change, Sink, Watch};
-use crate::model::LiveModel;
+use crate::model::{Feeds, LiveModel};
 use crate::policies::PolicyReloader;
 
 /// A kind policies take params of: (apiVersion, kind).
@@ -234,7 +236,7 @@ impl Params {
                 continue;
             };
             let name = watch_name(&kind);
-            self.model.watch_registered(&name);
+            self.model.watch_registered(&name, Feeds::Policies);
             let mut watch =
                 Watch::<DynamicObject>::all(self.client.clone(), name.clone(), resource, self.timeout);
             watch.values = Values::Keep;

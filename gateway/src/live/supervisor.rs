@@ -1,9 +1,16 @@
 //! Starting and keeping every watch: the built-in kinds, the cluster's policy objects, one
 //! instance watch per CustomResourceDefinition as CRDs come and go, and one watch per kind the
-//! policies take params of, as the policy set changes. A one-second heartbeat
-//! marks the model current while every watch is synced and healthy (kube-runtime consumes
-//! bookmarks internally, so between events that is what "current" can rest on; a connection
-//! that died silently is noticed within the watch timeout plus 5 s, and then the age grows).
+//! policies take params of, as the policy set changes. The built-in kinds and the CRD instances
+//! register as feeding the model, the policy objects and params as feeding the policy set
+//! ([`Feeds`]); readiness also waits for the params watches of the policy set found once every
+//! list is in (the first heartbeat after that starts them).
+//!
+//! A one-second heartbeat marks the model current while every watch feeding the model is synced
+//! and healthy (kube-runtime consumes bookmarks internally, so between events that is what
+//! "current" can rest on; a connection that died silently is noticed within the watch timeout
+//! plus 5 s, and then the age grows). A failing policy or params watch leaves the model current:
+//! the last good policy set keeps serving, and the failure shows in `/readyz`, the metrics and
+//! the logs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,11 +27,16 @@ use crate::live::params::Params;
 use crate::live::policies::{self, ClusterPolicies};
 use crate::live::sync::ModelSync;
 use crate::live::watch::{self, Watch};
-use crate::model::LiveModel;
+use crate::model::{Feeds, LiveModel};
 use crate::policies::PolicyReloader;
 
-/// How often the model is marked current while every watch is healthy.
+/// How often the model is marked current while every watch feeding it is healthy.
 const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// What readiness waits for until the params watches of the first complete policy set are
+/// registered: the cluster's policies (and the CRDs custom param kinds resolve through) are
+/// known only once their lists are in.
+const PARAMS_HOLD: &str = "the params watches of the policy set";
 
 /// A spawned watch, aborted when dropped (when `run`'s future is dropped).
 #[derive(Debug)]
@@ -80,9 +92,15 @@ pub async fn run(
     } else {
         Vec::new()
     };
-    // Register every watch before any starts, so readiness cannot flip early.
-    for resource in builtin.iter().chain(&policy_kinds) {
-        model.watch_registered(&watch_name(resource));
+    // Register every watch before any starts, so readiness cannot flip early; the params
+    // watches follow the policy set, so readiness also waits for the first reconcile after
+    // every list is in.
+    model.readiness_held(PARAMS_HOLD);
+    for resource in &builtin {
+        model.watch_registered(&watch_name(resource), Feeds::Model);
+    }
+    for resource in &policy_kinds {
+        model.watch_registered(&watch_name(resource), Feeds::Policies);
     }
 
     let (commands, mut inbox) = mpsc::unbounded_channel();
@@ -119,11 +137,18 @@ pub async fn run(
     };
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut announced = false;
+    let mut params_held = true;
     loop {
         tokio::select! {
             Some(command) = inbox.recv() => instances.handle(command).await,
             _ = heartbeat.tick() => {
+                // Every list in before the reconcile: it sees the cluster's policies and CRDs.
+                let listed = params_held && model.watches_synced();
                 params.reconcile().await;
+                if listed {
+                    params_held = false;
+                    model.readiness_released(PARAMS_HOLD);
+                }
                 model.touch_if_current();
                 if !announced && model.is_ready() {
                     announced = true;
@@ -133,8 +158,9 @@ pub async fn run(
                 for task in tasks.iter_mut().chain(running) {
                     if task.is_finished() && !task.reported {
                         task.reported = true;
-                        tracing::error!(watch = %task.name, "watch task ended unexpectedly");
-                        model.watch_failed(&task.name, "watch task ended unexpectedly".into());
+                        let feeds = model.watch_failed(&task.name, "watch task ended unexpectedly".into());
+                        tracing::error!(watch = %task.name, %feeds, effect = feeds.while_failing(),
+                            "watch task ended unexpectedly");
                     }
                 }
             }
@@ -169,7 +195,7 @@ impl Instances {
                 }
                 self.stop(&crd, false).await;
                 let name = instance_watch_name(&crd);
-                self.model.watch_registered(&name);
+                self.model.watch_registered(&name, Feeds::Model);
                 let watch = Watch::<PartialObjectMeta<DynamicObject>>::all(
                     self.client.clone(),
                     name.clone(),

@@ -76,8 +76,9 @@ impl<K: Watched> Watch<K> {
 }
 
 /// Runs `watch` into `sink` for ever (until the future is dropped), re-listing with backoff
-/// after every error. The watch must have been registered with the model beforehand
-/// ([`LiveModel::watch_registered`]) for readiness to wait for it.
+/// after every error. The watch must have been registered with the model beforehand, with what
+/// it feeds ([`LiveModel::watch_registered`]), for readiness to wait for it and for its failures
+/// to count against the model's currency only when it feeds the model.
 pub async fn run<K: Watched>(watch: Watch<K>, model: Arc<LiveModel>, mut sink: impl Sink) {
     let mut backoff = DefaultBackoff::default();
     let mut absent = false;
@@ -90,11 +91,12 @@ pub async fn run<K: Watched>(watch: Watch<K>, model: Arc<LiveModel>, mut sink: i
             model.watch_synced(&watch.name);
             tracing::debug!(watch = %watch.name, "resource not served by the API server; counted as empty");
         } else {
-            model.watch_failed(&watch.name, error.to_string());
+            let feeds = model.watch_failed(&watch.name, error.to_string());
             if is_expired(&error) {
-                tracing::info!(watch = %watch.name, "watch expired (410 Gone); re-listing");
+                tracing::info!(watch = %watch.name, %feeds, "watch expired (410 Gone); re-listing");
             } else {
-                tracing::warn!(watch = %watch.name, error = %error, "watch failed; re-listing after backoff");
+                tracing::warn!(watch = %watch.name, %feeds, error = %error, effect = feeds.while_failing(),
+                    "watch failed; re-listing after backoff");
             }
         }
         let delay = backoff.next().unwrap_or(std::time::Duration::from_secs(30));

@@ -4,8 +4,14 @@
 
 use crate::live_support;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use live_support::{Live, MockApi, WatchReply, event, eventually};
 use serde_json::{Value, json};
+use suture_gateway::health::Health;
+use suture_gateway::metrics::Metrics;
+use suture_gateway::model::Feeds;
 
 const SAFETY: &str = "/apis/suture.dev/v1alpha1/safetypolicies";
 const VAPS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
@@ -211,4 +217,88 @@ async fn params_follow_their_watch_and_leave_with_the_last_policy_naming_them() 
             .all(|(name, _)| !name.contains("(params)"))
     })
     .await;
+}
+
+/// A params watch that keeps failing feeds the policy set, not the model: the last good params
+/// keep serving, the failure shows in the watch states and `/readyz`, and the model stays
+/// current (its age does not grow past the heartbeat), so impact-reading policies keep judging.
+#[tokio::test]
+async fn a_failing_params_watch_leaves_the_model_current() {
+    let (client, api) = MockApi::start();
+    let mut policy = safety_policy("tuned", "true", "4");
+    policy["spec"]["paramKind"] = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams"});
+    api.set_list(SAFETY, "4", vec![policy]);
+    let params = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams",
+        "metadata": {"name": "default", "resourceVersion": "8"}, "spec": {"maxDeletedObjects": 20}});
+    api.set_list(PACK_PARAMS, "8", vec![params]);
+    let live = Live::start(client, true);
+    eventually("the params are in the set", || params_of(&live).len() == 1).await;
+    eventually("ready", || live.model.is_ready()).await;
+    eventually("the params are watched", || api.counts_on(PACK_PARAMS) == (1, 1)).await;
+
+    // The params watch fails (HTTP 500) and its re-list does not come back.
+    let name = "SafetyPackParams suture.dev/v1alpha1 (params)";
+    api.hold(PACK_PARAMS);
+    api.reply_watch(PACK_PARAMS, WatchReply::Error(500));
+    eventually("the params watch is failing", || {
+        live.model.failing_watches() == [name]
+    })
+    .await;
+    eventually("the re-list was sent after the backoff", || {
+        api.counts_on(PACK_PARAMS).0 == 2
+    })
+    .await;
+    let state = &live.model.watch_states()[name];
+    assert_eq!(state.feeds, Feeds::Policies);
+    assert!(state.failing && !state.synced);
+
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(live.model.failing_watches(), [name], "still failing");
+    let age = live.model.age().unwrap();
+    assert!(
+        age < Duration::from_millis(1500),
+        "the model aged {age:?} while only a params watch failed"
+    );
+    assert_eq!(
+        params_of(&live)[0]["spec"]["maxDeletedObjects"],
+        20,
+        "the last good params keep serving"
+    );
+    let health = Health::new(
+        live.model.clone(),
+        live.policies.store().clone(),
+        Arc::new(Metrics::new()),
+    );
+    let readiness = health.readiness();
+    assert!(readiness.ready);
+    assert_eq!(readiness.failing_watches.len(), 1);
+    assert_eq!(readiness.failing_watches[0].feeds, Feeds::Policies);
+    assert!(readiness.model_age_seconds.is_some_and(|age| age < 1.5));
+
+    api.release(PACK_PARAMS);
+    eventually("recovered", || live.model.failing_watches().is_empty()).await;
+}
+
+/// Readiness waits for the params of the policies found in the cluster: the first request is
+/// judged with the params the cluster holds, not without them.
+#[tokio::test]
+async fn readiness_waits_for_the_params_of_cluster_policies() {
+    let (client, api) = MockApi::start();
+    let mut policy = safety_policy("tuned", "true", "4");
+    policy["spec"]["paramKind"] = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams"});
+    api.set_list(SAFETY, "4", vec![policy]);
+    let params = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams",
+        "metadata": {"name": "default", "resourceVersion": "8"}, "spec": {"maxDeletedObjects": 20}});
+    api.set_list(PACK_PARAMS, "8", vec![params]);
+    api.hold(PACK_PARAMS);
+    let live = Live::start(client, true);
+    eventually("the params list was asked for", || {
+        api.counts_on(PACK_PARAMS).0 == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!live.model.is_ready(), "ready before the params were listed");
+    api.release(PACK_PARAMS);
+    eventually("ready", || live.model.is_ready()).await;
+    assert_eq!(params_of(&live).len(), 1, "ready without the params");
 }

@@ -3,7 +3,7 @@
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -82,6 +82,9 @@ pub struct Evaluator {
     /// Recompute the impact summary for the decision log (evaluate() does not return it).
     summarize_impact: bool,
     hook: Option<EvalHook>,
+    /// The last enforced set and the same set without its impact readers, which is what a
+    /// stale model is judged with: built once per set, not per request.
+    without_impact: Mutex<Option<(Arc<PolicySet>, Arc<PolicySet>)>>,
 }
 
 impl std::fmt::Debug for Evaluator {
@@ -120,6 +123,7 @@ impl Evaluator {
             max_model_age: limits.max_model_age,
             summarize_impact,
             hook,
+            without_impact: Mutex::new(None),
         }
     }
 
@@ -150,7 +154,7 @@ impl Evaluator {
     ) -> Result<Judged, Unreadable> {
         let deadline = Instant::now() + self.timeout;
         let (set, stale) = match self.split_stale(&set, &candidates) {
-            Some((fresh, stale, why)) => (Arc::new(fresh), Some((stale, why))),
+            Some((fresh, stale, why)) => (fresh, Some((stale, why))),
             None => (set, None),
         };
         let evaluated: Vec<Arc<Policy>> = match &stale {
@@ -183,22 +187,41 @@ impl Evaluator {
     /// policies, and why.
     fn split_stale(
         &self,
-        set: &PolicySet,
+        set: &Arc<PolicySet>,
         candidates: &[Arc<Policy>],
-    ) -> Option<(PolicySet, Vec<Arc<Policy>>, String)> {
+    ) -> Option<(Arc<PolicySet>, Vec<Arc<Policy>>, String)> {
         if !candidates.iter().any(|p| p.uses_impact) {
             return None;
         }
         let why = self.staleness()?;
         let stale: Vec<Arc<Policy>> = candidates.iter().filter(|p| p.uses_impact).cloned().collect();
-        let fresh = PolicySet {
+        Some((
+            self.without_impact(set),
+            stale,
+            format!("policy reads `impact` but {why}"),
+        ))
+    }
+
+    /// `set` without the policies that read `impact`, remembered for the last set asked.
+    fn without_impact(&self, set: &Arc<PolicySet>) -> Arc<PolicySet> {
+        let mut cached = self
+            .without_impact
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((of, fresh)) = cached.as_ref()
+            && Arc::ptr_eq(of, set)
+        {
+            return Arc::clone(fresh);
+        }
+        let fresh = Arc::new(PolicySet {
             policies: set.policies.iter().filter(|p| !p.uses_impact).cloned().collect(),
             bindings: set.bindings.clone(),
             params: set.params.clone(),
             implicit_bindings: set.implicit_bindings,
             options: set.options,
-        };
-        Some((fresh, stale, format!("policy reads `impact` but {why}")))
+        });
+        *cached = Some((Arc::clone(set), Arc::clone(&fresh)));
+        fresh
     }
 
     /// One bounded evaluation of `set`.
@@ -335,11 +358,13 @@ spec:
 
     #[test]
     fn a_stale_model_leaves_only_impact_readers_out() {
-        let set = Loader::new()
-            .add_str("p.yaml", POLICIES)
-            .unwrap()
-            .finish()
-            .unwrap();
+        let set = Arc::new(
+            Loader::new()
+                .add_str("p.yaml", POLICIES)
+                .unwrap()
+                .finish()
+                .unwrap(),
+        );
         let candidates = set.policies.clone();
         let fresh = evaluator(
             LiveModel::ready_with(ClusterModel::new()),
@@ -353,6 +378,9 @@ spec:
         assert_eq!(names(&kept.policies), ["plain"]);
         assert_eq!(names(&left_out), ["reads-impact"]);
         assert!(why.contains("not ready"), "{why}");
+        // The reduced set is built once per enforced set, not once per request.
+        let (again, _, _) = stale.split_stale(&set, &candidates).unwrap();
+        assert!(Arc::ptr_eq(&kept, &again));
         // Without an impact reader among the candidates, nothing is split even when stale.
         assert!(stale.split_stale(&set, &candidates[1..]).is_none());
     }

@@ -15,6 +15,7 @@ pub mod subjects;
 mod wire;
 
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
+pub(crate) use request::Objects;
 pub use request::{Request, RequestError, operation_name};
 
 use std::cell::OnceCell;

@@ -17,17 +17,33 @@ use crate::policy::{Policy, PolicyKind, PolicySet};
 
 /// The policies of `set` that could judge `request`.
 pub fn candidates(set: &PolicySet, request: &AdmissionRequest<DynamicObject>) -> Vec<Arc<Policy>> {
+    // The user's service account, read once however many policies name subjects.
+    let account = user_account(request);
     set.policies
         .iter()
-        .filter(|policy| could_judge(set, policy, request))
+        .filter(|policy| could_judge_user(set, policy, request, account.as_deref()))
         .cloned()
         .collect()
 }
 
 /// False only when `policy` certainly does not judge `request`.
 pub fn could_judge(set: &PolicySet, policy: &Policy, request: &AdmissionRequest<DynamicObject>) -> bool {
+    could_judge_user(set, policy, request, user_account(request).as_deref())
+}
+
+fn user_account(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
+    subjects::service_account(request.user_info.username.as_deref().unwrap_or_default())
+}
+
+/// [`could_judge`], with the user's `namespace/name` service account already read.
+fn could_judge_user(
+    set: &PolicySet,
+    policy: &Policy,
+    request: &AdmissionRequest<DynamicObject>,
+    account: Option<&str>,
+) -> bool {
     if let Some(subjects) = &policy.subjects
-        && !subjects::judges(subjects, request)
+        && !subjects::judges_user(subjects, request, account)
     {
         return false;
     }

@@ -32,7 +32,7 @@ impl Numbers {
 
 /// Estimates a CREATE or UPDATE of the subject PodDisruptionBudget.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(pdb) = slim(subject.object, "object", effects) else {
+    let Some(pdb) = slim(subject.object(), "object", effects) else {
         return;
     };
     let Some(new) = numbers(view, &pdb) else {

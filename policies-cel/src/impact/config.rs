@@ -31,7 +31,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         ));
         return;
     };
-    let new = keys_of(&key.kind, subject.object);
+    let new = keys_of(&key.kind, subject.object());
     let removed: Vec<String> = old.difference(&new).cloned().collect();
     if removed.is_empty() {
         return;
@@ -125,7 +125,7 @@ fn keys_of(kind: &str, object: Option<&Json>) -> BTreeSet<String> {
 
 /// The keys before the change: from `oldObject`, else from the model.
 fn old_keys(view: &dyn ClusterView, subject: &Subject) -> Option<BTreeSet<String>> {
-    if let Some(old) = subject.old_object.filter(|j| !j.is_null()) {
+    if let Some(old) = subject.old_object().filter(|j| !j.is_null()) {
         return Some(keys_of(&subject.key.kind, Some(old)));
     }
     match &view.get(&subject.key)?.spec {

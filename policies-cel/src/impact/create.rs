@@ -43,15 +43,15 @@ pub(super) fn slim(json: Option<&Json>, what: &str, effects: &mut Effects) -> Op
 
 /// The subject as it is before an UPDATE: the request's `oldObject`, else the model's copy.
 pub(super) fn previous(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) -> Option<Object> {
-    match subject.old_object.filter(|j| !j.is_null()) {
-        Some(_) => slim(subject.old_object, "oldObject", effects),
+    match subject.old_object().filter(|j| !j.is_null()) {
+        Some(_) => slim(subject.old_object(), "oldObject", effects),
         None => view.get(&subject.key).cloned(),
     }
 }
 
 /// Estimates a CREATE of a ReplicaSet, StatefulSet, Deployment or Service.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(created) = slim(subject.object, "object", effects) else {
+    let Some(created) = slim(subject.object(), "object", effects) else {
         return;
     };
     match &created.spec {

@@ -12,7 +12,7 @@ use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Node.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(new) = slim(subject.object, "object", effects) else {
+    let Some(new) = slim(subject.object(), "object", effects) else {
         return;
     };
     let old = previous(view, subject, effects);

@@ -23,7 +23,7 @@ use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Service.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let Some(new) = slim(subject.object, "object", effects) else {
+    let Some(new) = slim(subject.object(), "object", effects) else {
         return;
     };
     let Some(old) = previous(view, subject, effects) else {
@@ -117,13 +117,13 @@ fn ports(service: Option<&Json>) -> Option<Vec<String>> {
 /// Notes a change of ports: the endpoints stay, clients of a removed port lose it.
 fn note_ports(subject: &Subject, effects: &mut Effects) {
     let (Some(old), new) = (
-        ports(subject.old_object),
-        ports(subject.object).unwrap_or_default(),
+        ports(subject.old_object()),
+        ports(subject.object()).unwrap_or_default(),
     ) else {
         return;
     };
-    let old_specs = subject.old_object.and_then(|j| field(j, &["spec", "ports"]));
-    if old_specs == subject.object.and_then(|j| field(j, &["spec", "ports"])) {
+    let old_specs = subject.old_object().and_then(|j| field(j, &["spec", "ports"]));
+    if old_specs == subject.object().and_then(|j| field(j, &["spec", "ports"])) {
         return;
     }
     let removed: Vec<&String> = old.iter().filter(|p| !new.contains(p)).collect();

@@ -1,10 +1,12 @@
 //! The request as the estimate reads it: operation, target object key, the objects as JSON and
-//! the delete options (borrowed from the request: never serialized again).
+//! the delete options (borrowed from the request: never serialized again; an object's text is
+//! parsed only when the estimate of its kind of change reads it).
 
 use serde_json::Value as Json;
 
 use crate::cluster::api::kinds::is_cluster_scoped;
 use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::eval::Objects;
 use crate::eval::Request;
 
 /// What the request is about (its objects borrowed from the request, as they came).
@@ -16,8 +18,7 @@ pub(crate) struct Subject<'a> {
     pub sub_resource: String,
     /// The object the request acts on (the parent for a subresource).
     pub key: ObjectKey,
-    pub object: Option<&'a Json>,
-    pub old_object: Option<&'a Json>,
+    objects: &'a Objects,
     pub options: Option<&'a Json>,
 }
 
@@ -97,10 +98,19 @@ impl<'a> Subject<'a> {
             version: resource.version.clone(),
             sub_resource: admission.sub_resource.clone().unwrap_or_default(),
             key: target_key(request, view),
-            object: objects.object.json(),
-            old_object: objects.old_object.json(),
+            objects,
             options: objects.options.as_ref(),
         }
+    }
+
+    /// The request's `object` (none on DELETE), parsed on first read.
+    pub fn object(&self) -> Option<&'a Json> {
+        self.objects.object.json()
+    }
+
+    /// The request's `oldObject` (none on CREATE), parsed on first read.
+    pub fn old_object(&self) -> Option<&'a Json> {
+        self.objects.old_object.json()
     }
 
     /// `verb Kind namespace/name` for the estimate's `action`.

@@ -99,12 +99,12 @@ fn read_change<'a>(
     let from = replicas(&current.spec).unwrap_or(daemon_pods);
     let to = replicas(&desired).unwrap_or(daemon_pods);
     let template_changed = !scaling && template_changed(subject, effects);
-    let new_json = if scaling { None } else { subject.object };
+    let new_json = if scaling { None } else { subject.object() };
     let on_delete = new_json
         .and_then(|o| field(o, &["spec", "updateStrategy", "type"]))
         .and_then(Json::as_str)
         == Some("OnDelete");
-    let ordinal_start = [new_json, subject.old_object]
+    let ordinal_start = [new_json, subject.old_object()]
         .into_iter()
         .flatten()
         .find_map(|o| field(o, &["spec", "ordinals", "start"]).and_then(Json::as_i64))
@@ -123,7 +123,7 @@ fn read_change<'a>(
 /// The spec after a `scale` request: the model's, with the Scale's `spec.replicas` (absent: 0).
 fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
     let to = subject
-        .object
+        .object()
         .and_then(|o| field(o, &["spec", "replicas"]))
         .and_then(Json::as_i64)
         .unwrap_or(0);
@@ -147,7 +147,7 @@ fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Op
 
 /// The spec after an UPDATE: the request's `object` with Kubernetes' defaults.
 fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
-    let Some(json) = subject.object else {
+    let Some(json) = subject.object() else {
         effects.note(format!(
             "the request carries no new {}: no effect is counted",
             current.key
@@ -176,8 +176,8 @@ fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Optio
 
 /// True when `spec.template` differs between `oldObject` and `object`.
 fn template_changed(subject: &Subject, effects: &mut Effects) -> bool {
-    let old = subject.old_object.and_then(|o| field(o, &["spec", "template"]));
-    let new = subject.object.and_then(|o| field(o, &["spec", "template"]));
+    let old = subject.old_object().and_then(|o| field(o, &["spec", "template"]));
+    let new = subject.object().and_then(|o| field(o, &["spec", "template"]));
     match (old, new) {
         (Some(old), Some(new)) => old != new,
         (None, Some(_)) => {

@@ -140,12 +140,12 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
 
     spawn_until(&background, Arc::clone(&resolver).watch(config.poll_interval));
 
-    let (model, store, policies, webhook_server) = if config.noop {
+    let (model, store, policies, webhook_server, decision_log) = if config.noop {
         let model = Arc::new(LiveModel::ready_with(ClusterModel::new()));
         let store = Arc::new(PolicyStore::new(PolicySet::default()));
         let routes = admission::noop_routes(config.max_body_bytes);
         let server = tokio::spawn(serve(webhook, transport, routes, shutdown.clone(), grace));
-        (model, store, None, server)
+        (model, store, None, server, None)
     } else {
         let reloader = Arc::new(load_policies(&config).await?);
         let store = Arc::clone(reloader.store());
@@ -154,6 +154,10 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             DecisionLog::open(&config.decision_log)
                 .with_context(|| format!("cannot open the decision log {}", config.decision_log))?,
         );
+        if log.enabled() {
+            let log = Arc::clone(&log);
+            spawn_until(&background, async move { log.flush_periodically().await });
+        }
         let pool = match config.eval_threads {
             0 => EvalPool::per_core(),
             threads => EvalPool::new(threads),
@@ -175,7 +179,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             self_protection(&config),
             evaluator,
             Arc::clone(&metrics),
-            log,
+            Arc::clone(&log),
             config.max_body_bytes,
         ));
         let routes = admission::routes(admission);
@@ -186,7 +190,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             &background,
             watch_policies(Arc::clone(&reloader), watched, config.poll_interval),
         );
-        (model, store, Some(reloader), server)
+        (model, store, Some(reloader), server, Some(log))
     };
 
     let health = Arc::new(Health::new(Arc::clone(&model), store, Arc::clone(&metrics)));
@@ -214,6 +218,10 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
     ));
     let servers = tokio::spawn(async move {
         let _ = webhook_server.await;
+        // Every request has been answered: its decision is written before the gateway stops.
+        if let Some(log) = decision_log {
+            log.flush();
+        }
         ops_shutdown.cancel();
         let _ = ops_server.await;
         background.cancel();

@@ -139,7 +139,15 @@ async fn dry_runs_are_judged_normally_and_marked_in_the_decision_log() {
         .await;
     assert_eq!(wet["response"]["allowed"], true);
 
-    let text = std::fs::read_to_string(&log).unwrap();
+    // Lines are written in batches (at the latest every FLUSH_EVERY).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        if text.lines().count() >= 2 || std::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(suture_gateway::decision_log::FLUSH_EVERY / 4).await;
+    };
     let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2, "{text}");
     let dry = &lines[0];

@@ -219,18 +219,24 @@ async fn params_follow_their_watch_and_leave_with_the_last_policy_naming_them() 
     .await;
 }
 
-/// A params watch that keeps failing feeds the policy set, not the model: the last good params
-/// keep serving, the failure shows in the watch states and `/readyz`, and the model stays
-/// current (its age does not grow past the heartbeat), so impact-reading policies keep judging.
-#[tokio::test]
-async fn a_failing_params_watch_leaves_the_model_current() {
-    let (client, api) = MockApi::start();
+/// Serves a SafetyPolicy taking SafetyPackParams, and one SafetyPackParams object
+/// (`maxDeletedObjects: 20`).
+fn serve_tuned_policy_and_params(api: &MockApi) {
     let mut policy = safety_policy("tuned", "true", "4");
     policy["spec"]["paramKind"] = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams"});
     api.set_list(SAFETY, "4", vec![policy]);
     let params = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams",
         "metadata": {"name": "default", "resourceVersion": "8"}, "spec": {"maxDeletedObjects": 20}});
     api.set_list(PACK_PARAMS, "8", vec![params]);
+}
+
+/// A params watch that keeps failing feeds the policy set, not the model: the last good params
+/// keep serving, the failure shows in the watch states and `/readyz`, and the model stays
+/// current (its age does not grow past the heartbeat), so impact-reading policies keep judging.
+#[tokio::test]
+async fn a_failing_params_watch_leaves_the_model_current() {
+    let (client, api) = MockApi::start();
+    serve_tuned_policy_and_params(&api);
     let live = Live::start(client, true);
     eventually("the params are in the set", || params_of(&live).len() == 1).await;
     eventually("ready", || live.model.is_ready()).await;
@@ -284,12 +290,7 @@ async fn a_failing_params_watch_leaves_the_model_current() {
 #[tokio::test]
 async fn readiness_waits_for_the_params_of_cluster_policies() {
     let (client, api) = MockApi::start();
-    let mut policy = safety_policy("tuned", "true", "4");
-    policy["spec"]["paramKind"] = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams"});
-    api.set_list(SAFETY, "4", vec![policy]);
-    let params = json!({"apiVersion": "suture.dev/v1alpha1", "kind": "SafetyPackParams",
-        "metadata": {"name": "default", "resourceVersion": "8"}, "spec": {"maxDeletedObjects": 20}});
-    api.set_list(PACK_PARAMS, "8", vec![params]);
+    serve_tuned_policy_and_params(&api);
     api.hold(PACK_PARAMS);
     let live = Live::start(client, true);
     eventually("the params list was asked for", || {

@@ -298,9 +298,7 @@ pub fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a B
         return vec![(None, actions)];
     }
     let bound: Vec<_> = set
-        .bindings
-        .iter()
-        .filter(|b| b.policy_name == policy.name)
+        .bindings_naming(policy)
         .map(|b| (Some(b), b.validation_actions.clone()))
         .collect();
     if bound.is_empty() && set.implicit_bindings {

@@ -53,9 +53,7 @@ fn could_judge_user(
     if policy.kind == PolicyKind::SafetyPolicy || set.implicit_bindings {
         return true;
     }
-    set.bindings
-        .iter()
-        .filter(|b| b.policy_name == policy.name)
+    set.bindings_naming(policy)
         .any(|b| rules_could_match(b.match_resources.as_ref(), request))
 }
 

@@ -181,4 +181,13 @@ impl PolicySet {
     pub fn policy(&self, name: &str) -> Option<&Arc<Policy>> {
         self.policies.iter().find(|p| p.name == name)
     }
+
+    /// The bindings that name `policy` (a ValidatingAdmissionPolicy's; a SafetyPolicy binds
+    /// itself and is named by none).
+    pub fn bindings_naming<'a, 'p>(
+        &'a self,
+        policy: &'p Policy,
+    ) -> impl Iterator<Item = &'a Binding> + use<'a, 'p> {
+        self.bindings.iter().filter(move |b| b.policy_name == policy.name)
+    }
 }

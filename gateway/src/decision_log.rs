@@ -127,18 +127,26 @@ impl DecisionLog {
             return;
         }
         pending.push(b'\n');
-        if pending.len() >= FLUSH_BYTES {
-            let batch = std::mem::take(&mut *pending);
-            drop(pending);
-            self.write_batch(&batch);
+        let full = pending.len() >= FLUSH_BYTES;
+        drop(pending);
+        if full {
+            self.flush();
         }
     }
 
-    /// Writes the pending lines now (the flush task, shutdown, tests).
+    /// Writes the pending lines now (the flush task, a full batch, shutdown). Batches are taken
+    /// under the sink's lock, so lines reach the sink in the order they were added.
     pub fn flush(&self) {
+        let Some(sink) = &self.sink else {
+            return;
+        };
+        let mut sink = lock(sink);
         let batch = std::mem::take(&mut *lock(&self.pending));
-        if !batch.is_empty() {
-            self.write_batch(&batch);
+        if batch.is_empty() {
+            return;
+        }
+        if let Err(error) = sink.write_batch(&batch) {
+            tracing::warn!(%error, "cannot write the decision log");
         }
     }
 
@@ -149,15 +157,6 @@ impl DecisionLog {
         loop {
             tick.tick().await;
             self.flush();
-        }
-    }
-
-    fn write_batch(&self, batch: &[u8]) {
-        let Some(sink) = &self.sink else {
-            return;
-        };
-        if let Err(error) = lock(sink).write_batch(batch) {
-            tracing::warn!(%error, "cannot write the decision log");
         }
     }
 }

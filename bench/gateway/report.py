@@ -48,8 +48,8 @@ def main():
     results = {}
     for item in a.result:
         key, value = item.split("=", 1)
-        rps, p50, p99, errors = value.split(",")
-        results[key] = (float(rps), float(p50), float(p99), int(errors))
+        rps, p50, p99, errors, cpu_us = value.split(",")
+        results[key] = (float(rps), float(p50), float(p99), int(errors), float(cpu_us))
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     commit = command(["git", "-C", root, "rev-parse", "--short", "HEAD"])
@@ -64,14 +64,14 @@ def main():
     print(f"- Gateway: `suture-gateway --self-signed --cluster <{int(a.pods):,}-pod snapshot>` (offline model, "
           f"built-in pack, decision log to a file). Floor: `suture-gateway --noop --self-signed`, the same "
           f"TLS/HTTP stack answering allowed without evaluating.\n")
-    print("| connections | server | requests/s | p50 (ms) | p99 (ms) | errors |")
-    print("|---:|---|---:|---:|---:|---:|")
+    print("| connections | server | requests/s | p50 (ms) | p99 (ms) | errors | server CPU per request (µs) |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     for conns in a.connections.split():
         for name in ("noop", "gateway"):
             r = results.get(f"{name}-{conns}")
             if r:
                 label = "no-op floor" if name == "noop" else "gateway"
-                print(f"| {conns} | {label} | {r[0]:,.0f} | {r[1]:.3f} | {r[2]:.3f} | {r[3]} |")
+                print(f"| {conns} | {label} | {r[0]:,.0f} | {r[1]:.3f} | {r[2]:.3f} | {r[3]} | {r[4]:.1f} |")
     print("\nRatios, gateway / floor (throughput: higher is better; latency: lower is better):\n")
     print("| connections | throughput | p50 | p99 |")
     print("|---:|---:|---:|---:|")
@@ -79,6 +79,9 @@ def main():
         g, n = results.get(f"gateway-{conns}"), results.get(f"noop-{conns}")
         if g and n:
             print(f"| {conns} | {g[0] / n[0]:.0%} | {g[1] / n[1]:.2f}× | {g[2] / n[2]:.2f}× |")
+    print("\nServer CPU per request is the user + system time of the server process (every thread) over the "
+          "wrk run, divided by the requests it served: the figure least disturbed by the load generator sharing "
+          "the cores.")
     print(f"\nTargets (issue 5, 2 cores): p99 under 2 ms; throughput at least 70% of the floor. At 64 "
           f"connections latency follows Little's law (64 / throughput) for the floor too, so it is judged as a "
           f"ratio; absolute latency shows at 1 and 4 connections.\n")
@@ -87,7 +90,7 @@ def main():
     if a.rss_big:
         latency = ""
         if a.big_latency:
-            rps, p50, p99, _ = a.big_latency.split()
+            rps, p50, p99 = a.big_latency.split()[:3]
             latency = f" Serving it at 1 connection: {float(rps):,.0f} requests/s, p50 {float(p50):.3f} ms, p99 {float(p99):.3f} ms."
         print(f"- {int(a.big_pods):,}-pod snapshot in {-(-int(a.big_pods) // 10000)} files ({model(a.model_big)}): VmRSS {mib(a.rss_big)} once ready "
               f"(peak VmHWM {mib(a.hwm_big)} while loading; ready {a.load_big} s after start)"

@@ -89,6 +89,8 @@ model_counts() {
 }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$(cat "$WORK/$1.pid")/status"; }
+# cpu_ticks NAME: user + system CPU time the server has used so far, in clock ticks
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$WORK/$1.pid")/stat"; }
 hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$(cat "$WORK/$1.pid")/status"; }
 
 log "starting the gateway (offline model, built-in pack) and the no-op floor"
@@ -105,13 +107,17 @@ allowed=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1])["response"]; pr
 python3 -c 'import json,sys; assert json.loads(sys.argv[1])["response"]["allowed"] is True' "$floor"
 log "gateway answers: allowed, code = $allowed"
 
-# run NAME PORT CONNECTIONS: wrk over keep-alive HTTPS; prints "rps p50_ms p99_ms errors"
+# run NAME PORT CONNECTIONS: wrk over keep-alive HTTPS; prints "rps p50_ms p99_ms errors cpu_us",
+# cpu_us being the server's CPU time (user + system, all threads) per request served
 run() {
-  local name=$1 port=$2 conns=$3 threads=2
+  local name=$1 port=$2 conns=$3 threads=2 before after
   [ "$conns" -lt 2 ] && threads=1
+  before=$(cpu_ticks "$name")
   REVIEW="$REVIEW" wrk -t"$threads" -c"$conns" -d"$DURATION" --latency -s "$HERE/post.lua" \
     "https://127.0.0.1:$port/validate" >"$WORK/wrk-$name-$conns.txt"
-  python3 "$HERE/parse_wrk.py" "$WORK/wrk-$name-$conns.txt"
+  after=$(cpu_ticks "$name")
+  python3 "$HERE/parse_wrk.py" "$WORK/wrk-$name-$conns.txt" --cpu-seconds \
+    "$(python3 -c "import sys; print((int(sys.argv[2]) - int(sys.argv[1])) / int(sys.argv[3]))" "$before" "$after" "$(getconf CLK_TCK)")"
 }
 
 declare -A RESULT
@@ -120,7 +126,7 @@ for conns in $CONNECTIONS; do
     port=$NOOP_PORT; [ "$name" = gateway ] && port=$GATEWAY_PORT
     log "wrk: $name, $conns connection(s), $DURATION"
     RESULT[$name-$conns]=$(run "$name" "$port" "$conns")
-    log "  requests/s p50(ms) p99(ms) errors: ${RESULT[$name-$conns]}"
+    log "  requests/s p50(ms) p99(ms) errors server-CPU(µs/request): ${RESULT[$name-$conns]}"
   done
 done
 rss_10k=$(rss_kib gateway)

@@ -75,15 +75,40 @@ pub struct ReloadStatus {
 /// The enforced set: readers take an `Arc` snapshot per request; reloads swap it atomically.
 #[derive(Debug)]
 pub struct PolicyStore {
-    current: ArcSwap<PolicySet>,
+    current: ArcSwap<Enforced>,
     status: Mutex<ReloadStatus>,
+}
+
+/// One enforced set, with what a request judged while the model is stale is judged by: the same
+/// set without the policies that read `impact` (built once per set, at load).
+#[derive(Debug)]
+pub struct Enforced {
+    pub set: Arc<PolicySet>,
+    pub without_impact: Arc<PolicySet>,
+}
+
+impl Enforced {
+    /// `set` and its impact-free part.
+    pub fn new(set: PolicySet) -> Self {
+        let without_impact = Arc::new(PolicySet {
+            policies: set.policies.iter().filter(|p| !p.uses_impact).cloned().collect(),
+            bindings: set.bindings.clone(),
+            params: set.params.clone(),
+            implicit_bindings: set.implicit_bindings,
+            options: set.options,
+        });
+        Self {
+            set: Arc::new(set),
+            without_impact,
+        }
+    }
 }
 
 impl PolicyStore {
     /// A store serving `initial` (generation 1).
     pub fn new(initial: PolicySet) -> Self {
         Self {
-            current: ArcSwap::from_pointee(initial),
+            current: ArcSwap::from_pointee(Enforced::new(initial)),
             status: Mutex::new(ReloadStatus {
                 generation: 1,
                 ..ReloadStatus::default()
@@ -93,6 +118,11 @@ impl PolicyStore {
 
     /// The set to judge one request with.
     pub fn current(&self) -> Arc<PolicySet> {
+        Arc::clone(&self.current.load().set)
+    }
+
+    /// The set to judge one request with, and its impact-free part, from the same load.
+    pub fn enforced(&self) -> Arc<Enforced> {
         self.current.load_full()
     }
 
@@ -101,7 +131,7 @@ impl PolicyStore {
     pub fn reload(&self, sources: &PolicySources) -> Result<(), LoadError> {
         match sources.build() {
             Ok(set) => {
-                self.current.store(Arc::new(set));
+                self.current.store(Arc::new(Enforced::new(set)));
                 let mut status = self.lock_status();
                 status.generation += 1;
                 status.last_error = None;

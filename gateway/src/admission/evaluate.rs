@@ -3,7 +3,7 @@
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -17,6 +17,7 @@ use crate::admission::failure;
 use crate::admission::parse::{Unreadable, parse};
 use crate::admission::pool::{EvalPool, PoolError};
 use crate::model::LiveModel;
+use crate::policies::Enforced;
 
 /// A function run on the evaluation pool before each evaluation (tests: slow or panicking
 /// evaluations).
@@ -82,9 +83,6 @@ pub struct Evaluator {
     /// Recompute the impact summary for the decision log (evaluate() does not return it).
     summarize_impact: bool,
     hook: Option<EvalHook>,
-    /// The last enforced set and the same set without its impact readers, which is what a
-    /// stale model is judged with: built once per set, not per request.
-    without_impact: Mutex<Option<(Arc<PolicySet>, Arc<PolicySet>)>>,
 }
 
 impl std::fmt::Debug for Evaluator {
@@ -123,7 +121,6 @@ impl Evaluator {
             max_model_age: limits.max_model_age,
             summarize_impact,
             hook,
-            without_impact: Mutex::new(None),
         }
     }
 
@@ -143,19 +140,19 @@ impl Evaluator {
         }
     }
 
-    /// Judges the request in `source` with `set`; `candidates` are the policies that could
-    /// match it (never empty: requests no policy could match are answered without the
-    /// evaluator). An error when the whole request turns out to be unreadable.
+    /// Judges the request in `source` with the enforced set; `candidates` are the policies
+    /// that could match it (never empty: requests no policy could match are answered without
+    /// the evaluator). An error when the whole request turns out to be unreadable.
     pub async fn judge(
         &self,
-        set: Arc<PolicySet>,
+        enforced: &Enforced,
         candidates: Vec<Arc<Policy>>,
         source: Source,
     ) -> Result<Judged, Unreadable> {
         let deadline = Instant::now() + self.timeout;
-        let (set, stale) = match self.split_stale(&set, &candidates) {
-            Some((fresh, stale, why)) => (fresh, Some((stale, why))),
-            None => (set, None),
+        let (set, stale) = match self.split_stale(&candidates) {
+            Some((stale, why)) => (Arc::clone(&enforced.without_impact), Some((stale, why))),
+            None => (Arc::clone(&enforced.set), None),
         };
         let evaluated: Vec<Arc<Policy>> = match &stale {
             Some((stale_policies, _)) => candidates
@@ -183,45 +180,15 @@ impl Evaluator {
         Ok(judged)
     }
 
-    /// When the model is stale and some candidates read `impact`: the set without them, those
-    /// policies, and why.
-    fn split_stale(
-        &self,
-        set: &Arc<PolicySet>,
-        candidates: &[Arc<Policy>],
-    ) -> Option<(Arc<PolicySet>, Vec<Arc<Policy>>, String)> {
+    /// When the model is stale and some candidates read `impact`: those policies, and why (the
+    /// others are judged with the enforced set's impact-free part).
+    fn split_stale(&self, candidates: &[Arc<Policy>]) -> Option<(Vec<Arc<Policy>>, String)> {
         if !candidates.iter().any(|p| p.uses_impact) {
             return None;
         }
         let why = self.staleness()?;
         let stale: Vec<Arc<Policy>> = candidates.iter().filter(|p| p.uses_impact).cloned().collect();
-        Some((
-            self.without_impact(set),
-            stale,
-            format!("policy reads `impact` but {why}"),
-        ))
-    }
-
-    /// `set` without the policies that read `impact`, remembered for the last set asked.
-    fn without_impact(&self, set: &Arc<PolicySet>) -> Arc<PolicySet> {
-        let mut cached = self
-            .without_impact
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((of, fresh)) = cached.as_ref()
-            && Arc::ptr_eq(of, set)
-        {
-            return Arc::clone(fresh);
-        }
-        let fresh = Arc::new(PolicySet {
-            policies: set.policies.iter().filter(|p| !p.uses_impact).cloned().collect(),
-            bindings: set.bindings.clone(),
-            params: set.params.clone(),
-            implicit_bindings: set.implicit_bindings,
-            options: set.options,
-        });
-        *cached = Some((Arc::clone(set), Arc::clone(&fresh)));
-        fresh
+        Some((stale, format!("policy reads `impact` but {why}")))
     }
 
     /// One bounded evaluation of `set`.
@@ -358,30 +325,28 @@ spec:
 
     #[test]
     fn a_stale_model_leaves_only_impact_readers_out() {
-        let set = Arc::new(
+        let enforced = Enforced::new(
             Loader::new()
                 .add_str("p.yaml", POLICIES)
                 .unwrap()
                 .finish()
                 .unwrap(),
         );
-        let candidates = set.policies.clone();
+        let candidates = enforced.set.policies.clone();
         let fresh = evaluator(
             LiveModel::ready_with(ClusterModel::new()),
             Duration::from_secs(60),
         );
-        assert!(fresh.split_stale(&set, &candidates).is_none());
+        assert!(fresh.split_stale(&candidates).is_none());
 
         let stale = evaluator(LiveModel::new(), Duration::from_secs(60));
-        let (kept, left_out, why) = stale.split_stale(&set, &candidates).unwrap();
+        let (left_out, why) = stale.split_stale(&candidates).unwrap();
         let names = |policies: &[Arc<Policy>]| policies.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&kept.policies), ["plain"]);
+        // What a stale model is judged with: the set's impact-free part, built at load.
+        assert_eq!(names(&enforced.without_impact.policies), ["plain"]);
         assert_eq!(names(&left_out), ["reads-impact"]);
         assert!(why.contains("not ready"), "{why}");
-        // The reduced set is built once per enforced set, not once per request.
-        let (again, _, _) = stale.split_stale(&set, &candidates).unwrap();
-        assert!(Arc::ptr_eq(&kept, &again));
         // Without an impact reader among the candidates, nothing is split even when stale.
-        assert!(stale.split_stale(&set, &candidates[1..]).is_none());
+        assert!(stale.split_stale(&candidates[1..]).is_none());
     }
 }

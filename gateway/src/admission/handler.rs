@@ -141,12 +141,12 @@ impl Admission {
         let judged = if let Some(message) = self.self_protection(&light) {
             self_protection(message)
         } else {
-            let set = self.policies.current();
-            let candidates = prefilter::candidates(&set, &light);
+            let enforced = self.policies.enforced();
+            let candidates = prefilter::candidates(&enforced.set, &light);
             if candidates.is_empty() {
                 allowed()
             } else {
-                match self.evaluator.judge(set, candidates, full).await {
+                match self.evaluator.judge(&enforced, candidates, full).await {
                     Ok(judged) => judged,
                     Err(unreadable) => return self.unreadable(unreadable, started),
                 }

@@ -18,8 +18,7 @@ use crate::eval::selector::{self, SelectorError};
 /// The parts of a request that matching reads, each gathered on first use and once per request
 /// (most policy sets select no labels, and then no object is parsed for matching).
 pub(crate) struct MatchInput<'a> {
-    pub request: &'a AdmissionRequest<DynamicObject>,
-    objects: &'a Objects,
+    request: &'a Request,
     cluster: &'a dyn ClusterView,
     object_labels: OnceCell<BTreeMap<String, String>>,
     old_object_labels: OnceCell<BTreeMap<String, String>>,
@@ -39,8 +38,7 @@ impl<'a> MatchInput<'a> {
             .as_deref()
             .and_then(crate::eval::subjects::service_account);
         Self {
-            request: admission,
-            objects: request.objects(),
+            request,
             cluster,
             object_labels: OnceCell::new(),
             old_object_labels: OnceCell::new(),
@@ -50,11 +48,20 @@ impl<'a> MatchInput<'a> {
         }
     }
 
+    /// The request's own fields.
+    pub fn admission(&self) -> &'a AdmissionRequest<DynamicObject> {
+        &self.request.admission
+    }
+
+    fn objects(&self) -> &'a Objects {
+        self.request.objects()
+    }
+
     /// The request's Namespace as the cluster view knows it (none for a cluster-scoped request).
     pub fn namespace_json(&self) -> Option<&serde_json::Value> {
         self.namespace_json
             .get_or_init(|| {
-                let namespace = self.request.namespace.as_deref().unwrap_or_default();
+                let namespace = self.admission().namespace.as_deref().unwrap_or_default();
                 (!namespace.is_empty())
                     .then(|| self.cluster.namespace(namespace))
                     .flatten()
@@ -63,12 +70,12 @@ impl<'a> MatchInput<'a> {
     }
 
     fn object_labels(&self) -> &BTreeMap<String, String> {
-        self.object_labels.get_or_init(|| self.objects.object.labels())
+        self.object_labels.get_or_init(|| self.objects().object.labels())
     }
 
     fn old_object_labels(&self) -> &BTreeMap<String, String> {
         self.old_object_labels
-            .get_or_init(|| self.objects.old_object.labels())
+            .get_or_init(|| self.objects().old_object.labels())
     }
 
     /// Labels of the request's namespace (from the cluster view, or the Namespace object
@@ -76,14 +83,14 @@ impl<'a> MatchInput<'a> {
     fn namespace_labels(&self) -> Option<&BTreeMap<String, String>> {
         self.namespace_labels
             .get_or_init(|| {
-                if is_namespace(&self.request.resource) {
-                    Some(if self.objects.object.is_present() {
+                if is_namespace(&self.admission().resource) {
+                    Some(if self.objects().object.is_present() {
                         self.object_labels().clone()
                     } else {
                         self.old_object_labels().clone()
                     })
                 } else {
-                    let namespace = self.request.namespace.as_deref().unwrap_or_default();
+                    let namespace = self.admission().namespace.as_deref().unwrap_or_default();
                     (!namespace.is_empty())
                         .then(|| self.namespace_json().map(selector::labels_of).unwrap_or_default())
                 }
@@ -108,7 +115,7 @@ pub(crate) fn matches(
     let rule_hit = |rules: &[NamedRuleWithOperations]| {
         rules
             .iter()
-            .any(|rule| rule_matches(rule, input.request, equivalent))
+            .any(|rule| rule_matches(rule, input.admission(), equivalent))
     };
     match constraints.resource_rules.as_deref() {
         Some(rules) if !rules.is_empty() && !rule_hit(rules) => return Ok(false),
@@ -128,9 +135,10 @@ pub(crate) fn matches(
         return Ok(false);
     }
     if let Some(selector) = &constraints.object_selector {
-        let object = input.objects.object.is_present() && selector::matches(selector, input.object_labels())?;
-        let old =
-            input.objects.old_object.is_present() && selector::matches(selector, input.old_object_labels())?;
+        let object =
+            input.objects().object.is_present() && selector::matches(selector, input.object_labels())?;
+        let old = input.objects().old_object.is_present()
+            && selector::matches(selector, input.old_object_labels())?;
         if !object && !old {
             return Ok(false);
         }

@@ -311,7 +311,7 @@ pub fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a B
 /// True when the policy, its binding and its subjects all select the request.
 fn applies(policy: &Policy, binding: Option<&Binding>, input: &MatchInput<'_>) -> Result<bool, String> {
     if let Some(subjects) = &policy.subjects
-        && !subjects::judges_user(subjects, input.request, input.service_account.as_deref())
+        && !subjects::judges_user(subjects, input.admission(), input.service_account.as_deref())
     {
         return Ok(false);
     }

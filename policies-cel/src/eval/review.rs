@@ -375,4 +375,40 @@ mod tests {
             assert!(decision.allowed || !decision.denials.is_empty(), "{object}");
         }
     }
+
+    /// The objects are parsed only by what reads them: the estimate of a scale-down reads both
+    /// StatefulSets, that of a Pod DELETE neither, and the pack's decision on an allowed Pod
+    /// DELETE reads nothing of the Pod (the escape hatch is looked up only for a denial).
+    #[test]
+    fn objects_are_parsed_only_when_read() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+        let cluster = root.join("clusters/database");
+        let model = crate::cluster::snapshot::load_snapshots(&[cluster.as_path()], &mut |_| {}).unwrap();
+        let read = |name: &str| read_text(&std::fs::read(root.join("reviews").join(name)).unwrap()).unwrap();
+
+        let scale_down = read("statefulset-update-scale-down.json");
+        let objects = scale_down.objects();
+        assert!(!objects.object.is_parsed() && !objects.old_object.is_parsed());
+        let impact = crate::impact::estimate(&scale_down, &model);
+        assert!(impact.summary.pods_disrupted > 0, "{:?}", impact.summary);
+        assert!(objects.object.is_parsed() && objects.old_object.is_parsed());
+
+        let pod_delete = read("pod-delete-pg-main-0.json");
+        assert!(pod_delete.objects().old_object.is_present());
+        let impact = crate::impact::estimate(&pod_delete, &model);
+        assert_eq!(impact.summary.pods_disrupted, 1, "{:?}", impact.summary);
+        assert!(
+            !pod_delete.objects().old_object.is_parsed(),
+            "the estimate parsed the Pod"
+        );
+
+        let mut pack = crate::pack::builtin().unwrap();
+        pack.policies.retain(|p| p.name == "suture-blast-radius");
+        let decision = crate::evaluate(&pack, &pod_delete, &model);
+        assert!(decision.allowed && decision.impact_evaluated, "{decision:?}");
+        assert!(
+            !pod_delete.objects().old_object.is_parsed(),
+            "the decision parsed the Pod"
+        );
+    }
 }

@@ -59,6 +59,12 @@ impl WireObject {
             .as_ref()
     }
 
+    /// Whether the text has been parsed into a tree yet (tests: what reads an object).
+    #[cfg(test)]
+    pub fn is_parsed(&self) -> bool {
+        self.tree.get().is_some()
+    }
+
     /// `metadata.labels` (string values only), empty without an object.
     pub fn labels(&self) -> BTreeMap<String, String> {
         self.json()
@@ -68,11 +74,7 @@ impl WireObject {
 
     /// The value of annotation `key` in `metadata.annotations`, when it is a string.
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.json()?
-            .get("metadata")?
-            .get("annotations")?
-            .get(key)?
-            .as_str()
+        crate::impact::field(self.json()?, &["metadata", "annotations", key])?.as_str()
     }
 }
 

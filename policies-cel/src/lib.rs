@@ -16,5 +16,5 @@ pub mod pack;
 pub mod policy;
 
 pub use cluster::{ClusterView, EmptyCluster};
-pub use eval::{Decision, Denial, Request, RequestError, evaluate};
+pub use eval::{Decision, Denial, Request, RequestError, WireReview, evaluate};
 pub use policy::{LoadError, PolicySet};

@@ -6,15 +6,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use kube_core::DynamicObject;
+use kube_core::admission::AdmissionRequest;
 use policies_cel::impact::Summary;
 use policies_cel::policy::{Policy, PolicySet};
-use policies_cel::{Decision, Request};
+use policies_cel::{Decision, Request, WireReview};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::admission::failure;
-use crate::admission::parse::{Unreadable, parse};
 use crate::admission::pool::{EvalPool, PoolError};
 use crate::model::LiveModel;
 use crate::policies::Enforced;
@@ -23,21 +23,29 @@ use crate::policies::Enforced;
 /// evaluations).
 pub type EvalHook = Arc<dyn Fn(&Request) + Send + Sync>;
 
-/// The whole request, parsed on the evaluation thread (where its values are also dropped: no
-/// cross-thread frees, and no parsing on the async workers).
+/// The whole request, finished on the evaluation thread (where its values are also dropped: no
+/// cross-thread frees, and no CEL conversion on the async workers).
 #[derive(Debug)]
 pub enum Source {
-    /// The body, not parsed yet.
-    Body(Bytes),
-    /// Already parsed (a body the fast path could not read).
+    /// A body read in one pass, its request still to be finished.
+    Wire(Box<WireReview>),
+    /// Already parsed (a body the one-pass reading could not read).
     Parsed(Box<Request>),
 }
 
 impl Source {
-    fn parse(self) -> Result<Request, Unreadable> {
+    /// The request's own fields: what self-protection and the pre-filter read.
+    pub fn admission(&self) -> &AdmissionRequest<DynamicObject> {
         match self {
-            Self::Body(body) => parse(&body),
-            Self::Parsed(request) => Ok(*request),
+            Self::Wire(review) => &review.admission,
+            Self::Parsed(request) => &request.admission,
+        }
+    }
+
+    fn into_request(self) -> Request {
+        match self {
+            Self::Wire(review) => review.into_request(),
+            Self::Parsed(request) => *request,
         }
     }
 }
@@ -142,13 +150,8 @@ impl Evaluator {
 
     /// Judges the request in `source` with the enforced set; `candidates` are the policies
     /// that could match it (never empty: requests no policy could match are answered without
-    /// the evaluator). An error when the whole request turns out to be unreadable.
-    pub async fn judge(
-        &self,
-        enforced: &Enforced,
-        candidates: Vec<Arc<Policy>>,
-        source: Source,
-    ) -> Result<Judged, Unreadable> {
+    /// the evaluator).
+    pub async fn judge(&self, enforced: &Enforced, candidates: Vec<Arc<Policy>>, source: Source) -> Judged {
         let deadline = Instant::now() + self.timeout;
         let (set, stale) = match self.split_stale(&candidates) {
             Some((stale, why)) => (Arc::clone(&enforced.without_impact), Some((stale, why))),
@@ -171,13 +174,13 @@ impl Evaluator {
                 ..Judged::default()
             }
         } else {
-            self.run(Arc::clone(&set), &evaluated, source, deadline).await?
+            self.run(Arc::clone(&set), &evaluated, source, deadline).await
         };
         if let Some((stale_policies, why)) = stale {
             failure::apply(&mut judged.decision, &set, &stale_policies, &why);
             judged.failure = judged.failure.or(Some(FailureKind::Stale));
         }
-        Ok(judged)
+        judged
     }
 
     /// When the model is stale and some candidates read `impact`: those policies, and why (the
@@ -198,7 +201,7 @@ impl Evaluator {
         candidates: &[Arc<Policy>],
         source: Source,
         deadline: Instant,
-    ) -> Result<Judged, Unreadable> {
+    ) -> Judged {
         let fail = |kind: FailureKind, why: String| {
             let mut decision = Decision {
                 allowed: true,
@@ -215,19 +218,16 @@ impl Evaluator {
         let permit = match tokio::time::timeout_at(deadline, Arc::clone(&self.slots).acquire_owned()).await {
             Ok(Ok(permit)) => permit,
             Ok(Err(_)) => {
-                return Ok(fail(
-                    FailureKind::Internal,
-                    "the evaluation pool is closed".into(),
-                ));
+                return fail(FailureKind::Internal, "the evaluation pool is closed".into());
             }
             Err(_) => {
-                return Ok(fail(
+                return fail(
                     FailureKind::Timeout,
                     format!(
                         "no evaluation slot freed within the {:?} budget (the gateway is overloaded)",
                         budget
                     ),
-                ));
+                );
             }
         };
         let model = Arc::clone(&self.model);
@@ -236,7 +236,7 @@ impl Evaluator {
         let task_set = Arc::clone(&set);
         let task = self.pool.run(move || {
             let _permit = permit;
-            let request = source.parse()?;
+            let request = source.into_request();
             if let Some(hook) = &hook {
                 hook(&request);
             }
@@ -249,15 +249,14 @@ impl Evaluator {
                 .take()
                 .filter(|_| summarize)
                 .map(|estimate| estimate.summary);
-            Ok((decision, impact))
+            (decision, impact)
         });
-        Ok(match tokio::time::timeout_at(deadline, task).await {
-            Ok(Ok(Ok((decision, impact)))) => Judged {
+        match tokio::time::timeout_at(deadline, task).await {
+            Ok(Ok((decision, impact))) => Judged {
                 decision,
                 failure: None,
                 impact,
             },
-            Ok(Ok(Err(unreadable))) => return Err(unreadable),
             Ok(Err(PoolError::Panicked)) => {
                 tracing::error!("an evaluation panicked; answered by failurePolicy");
                 fail(
@@ -273,7 +272,7 @@ impl Evaluator {
                 FailureKind::Timeout,
                 format!("the evaluation did not finish within {:?}", budget),
             ),
-        })
+        }
     }
 }
 

@@ -5,13 +5,12 @@ use std::time::Instant;
 
 use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
-use policies_cel::Request;
+use policies_cel::{Request, WireReview};
 use warp::Reply;
 use warp::reply::Response;
 
 use crate::admission::body::Body;
 use crate::admission::evaluate::{Evaluator, Judged, Source};
-use crate::admission::header::parse_header;
 use crate::admission::parse::{Unreadable, parse};
 use crate::admission::rejection::status_response;
 use crate::admission::review::ReviewResponse;
@@ -82,16 +81,12 @@ impl Admission {
                 );
             }
         };
-        match parse_header(&bytes) {
-            Some(light) => self.judge(light, Source::Body(bytes), started).await,
+        match WireReview::read(&bytes) {
+            Some(review) => self.judge(Source::Wire(Box::new(review)), started).await,
             // Not a plain review: the full parse says precisely what is wrong (or, for an odd
             // but valid document, judges it).
             None => match parse(&bytes) {
-                Ok(request) => {
-                    let light = request.admission.clone();
-                    self.judge(light, Source::Parsed(Box::new(request)), started)
-                        .await
-                }
+                Ok(request) => self.judge(Source::Parsed(Box::new(request)), started).await,
                 Err(unreadable) => self.unreadable(unreadable, started),
             },
         }
@@ -133,23 +128,21 @@ impl Admission {
         response
     }
 
-    /// Judges a request known by its metadata (`light`); the whole request is parsed only when
-    /// self-protection or some policy needs it.
-    async fn judge(&self, light: Light, full: Source, started: Instant) -> Response {
-        let record = self.log.enabled().then(|| record_of(&light));
+    /// Judges a request by its own fields first (self-protection, the pre-filter); the request
+    /// is finished for evaluation only when some policy could apply.
+    async fn judge(&self, source: Source, started: Instant) -> Response {
+        let light = source.admission();
+        let record = self.log.enabled().then(|| record_of(light));
         let uid = light.uid.clone();
-        let judged = if let Some(message) = self.self_protection(&light) {
+        let judged = if let Some(message) = self.self_protection(light) {
             self_protection(message)
         } else {
             let enforced = self.policies.enforced();
-            let candidates = prefilter::candidates(&enforced.set, &light);
+            let candidates = prefilter::candidates(&enforced.set, light);
             if candidates.is_empty() {
                 allowed()
             } else {
-                match self.evaluator.judge(&enforced, candidates, full).await {
-                    Ok(judged) => judged,
-                    Err(unreadable) => return self.unreadable(unreadable, started),
-                }
+                self.evaluator.judge(&enforced, candidates, source).await
             }
         };
         let response = verdict::respond(&uid, &judged.decision);
@@ -179,7 +172,7 @@ impl Admission {
     }
 }
 
-/// A request without its objects: what self-protection and the pre-filter read.
+/// A request's own fields, without its objects: what self-protection and the pre-filter read.
 type Light = AdmissionRequest<DynamicObject>;
 
 fn allowed() -> Judged {

@@ -2,12 +2,13 @@
 //! requests off the async workers. Evaluation is CPU-bound, so more threads than cores only add
 //! context switches (tokio's blocking pool grew to one thread per request in flight, up to
 //! `--max-concurrency`); under load a worker takes the next job without sleeping in between.
-//! A job that panics is reported as such and the thread carries on.
+//! A job wakes one idle thread, or none when all are busy. A job that panics is reported as
+//! such and the thread carries on.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -23,27 +24,103 @@ pub enum PoolError {
 /// Fixed threads running jobs in arrival order; dropping the pool lets them finish and exit.
 #[derive(Debug)]
 pub struct EvalPool {
-    jobs: Sender<Job>,
+    queue: Arc<Queue>,
     threads: usize,
+}
+
+/// The jobs waiting for a thread. Each idle thread waits on the condition variable by itself,
+/// so a job wakes exactly one of them, and none when every thread is busy (they take the next
+/// job without sleeping). A shared `mpsc::Receiver` behind a mutex woke two threads per job:
+/// the one given the job, then the next one in line for the lock.
+struct Queue {
+    state: Mutex<State>,
+    job_ready: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    jobs: VecDeque<Job>,
+    /// Threads waiting for a job.
+    idle: usize,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.lock();
+        f.debug_struct("Queue")
+            .field("jobs", &state.jobs.len())
+            .field("idle", &state.idle)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
+
+impl Queue {
+    /// The state; a job never runs under the lock, so a poisoned lock still holds a sound queue.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, job: Job) -> Result<(), PoolError> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(PoolError::Closed);
+        }
+        state.jobs.push_back(job);
+        let wake = state.idle > 0;
+        drop(state);
+        if wake {
+            self.job_ready.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The next job, or `None` once the pool is closed and drained.
+    fn next(&self) -> Option<Job> {
+        let mut state = self.lock();
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state.idle += 1;
+            state = self.job_ready.wait(state).unwrap_or_else(PoisonError::into_inner);
+            state.idle -= 1;
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.job_ready.notify_all();
+    }
 }
 
 impl EvalPool {
     /// A pool of `threads` threads (at least one).
     pub fn new(threads: usize) -> std::io::Result<Self> {
         let threads = threads.max(1);
-        let (jobs, queue) = channel::<Job>();
-        let queue = Arc::new(Mutex::new(queue));
+        let queue = Arc::new(Queue {
+            state: Mutex::new(State::default()),
+            job_ready: Condvar::new(),
+        });
         for index in 0..threads {
-            let queue = Arc::clone(&queue);
-            std::thread::Builder::new()
+            let shared = Arc::clone(&queue);
+            let spawned = std::thread::Builder::new()
                 .name(format!("suture-eval-{index}"))
                 .spawn(move || {
-                    while let Some(job) = next_job(&queue) {
+                    while let Some(job) = shared.next() {
                         job();
                     }
-                })?;
+                });
+            if let Err(error) = spawned {
+                queue.close();
+                return Err(error);
+            }
         }
-        Ok(Self { jobs, threads })
+        Ok(Self { queue, threads })
     }
 
     /// A pool with one thread per core.
@@ -70,7 +147,7 @@ impl EvalPool {
             }
             let _ = answer.send(catch_unwind(AssertUnwindSafe(work)));
         });
-        self.jobs.send(job).map_err(|_| PoolError::Closed)?;
+        self.queue.push(job)?;
         match result.await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(_)) => Err(PoolError::Panicked),
@@ -79,10 +156,11 @@ impl EvalPool {
     }
 }
 
-/// The next job, or `None` once the pool is dropped. The lock is held only while waiting.
-fn next_job(queue: &Mutex<Receiver<Job>>) -> Option<Job> {
-    let queue = queue.lock().ok()?;
-    queue.recv().ok()
+impl Drop for EvalPool {
+    /// The threads finish the jobs already queued, then exit.
+    fn drop(&mut self) {
+        self.queue.close();
+    }
 }
 
 #[cfg(test)]
@@ -114,6 +192,39 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn jobs_queued_when_the_pool_is_dropped_still_run() {
+        let pool = EvalPool::new(1).unwrap();
+        let (started, start) = std::sync::mpsc::channel();
+        let (done, finished) = std::sync::mpsc::channel();
+        // One job holds the only thread, two more queue behind it, then the pool is dropped.
+        let busy: Job = Box::new(move || {
+            let _ = started.send(());
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        pool.queue.push(busy).unwrap();
+        for n in 0..2 {
+            let done = done.clone();
+            pool.queue
+                .push(Box::new(move || {
+                    let _ = done.send(n);
+                }))
+                .unwrap();
+        }
+        start.recv().unwrap();
+        let queue = Arc::clone(&pool.queue);
+        drop(pool);
+        assert_eq!(
+            queue.push(Box::new(|| {})),
+            Err(PoolError::Closed),
+            "a closed pool takes no job"
+        );
+        let wait = Duration::from_secs(5);
+        let first = finished.recv_timeout(wait);
+        let second = finished.recv_timeout(wait);
+        assert_eq!((first, second), (Ok(0), Ok(1)), "in arrival order");
     }
 
     #[tokio::test]

@@ -13,10 +13,12 @@ mod run;
 pub mod selector;
 pub mod subjects;
 mod wire;
+mod wire_review;
 
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
 pub(crate) use request::Objects;
 pub use request::{Request, RequestError, operation_name};
+pub use wire_review::WireReview;
 
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -13,6 +13,7 @@ use crate::cel::Value;
 use crate::cel::value::{from_json, from_json_owned};
 use crate::eval::review;
 use crate::eval::wire::WireObject;
+use crate::eval::wire_review::WireReview;
 
 /// Why a document is not an admission request we can judge.
 #[derive(Debug, thiserror::Error)]
@@ -36,7 +37,10 @@ pub struct Request {
     objects: Objects,
     object: OnceLock<Value>,
     old_object: OnceLock<Value>,
-    request: Value,
+    request: OnceLock<Value>,
+    /// The request's own fields as the text of a JSON object, when it came as text: `request`
+    /// is built from it on first read (policies that never read `request` never pay for it).
+    fields: Option<Box<str>>,
 }
 
 /// The request's objects and delete options.
@@ -72,7 +76,7 @@ impl Request {
     /// the usual, valid shape: then parse it and call [`Request::from_review`], whose result
     /// or error is the reference.
     pub fn from_wire(text: &[u8]) -> Option<Self> {
-        review::read_text(text)
+        WireReview::read(text).map(WireReview::into_request)
     }
 
     /// The parts, with the objects' CEL values still to be built.
@@ -86,7 +90,25 @@ impl Request {
             objects,
             object: OnceLock::new(),
             old_object: OnceLock::new(),
-            request,
+            request: OnceLock::from(request),
+            fields: None,
+        }
+    }
+
+    /// The parts of a request read from text: `request` is built from `fields` (the text of
+    /// a JSON object) on first read.
+    pub(crate) fn assemble_from_text(
+        admission: AdmissionRequest<DynamicObject>,
+        objects: Objects,
+        fields: String,
+    ) -> Self {
+        Self {
+            admission,
+            objects,
+            object: OnceLock::new(),
+            old_object: OnceLock::new(),
+            request: OnceLock::new(),
+            fields: Some(fields.into_boxed_str()),
         }
     }
 
@@ -162,9 +184,22 @@ impl Request {
         self.objects.old_object.json()
     }
 
-    /// `request` as CEL sees it.
+    /// `request` as CEL sees it, built on first use. (Text fields were read as JSON when the
+    /// review was; were they unreadable, `request` would be null, and every expression reading
+    /// it would fail and follow its policy's failure policy.)
     pub fn request(&self) -> &Value {
-        &self.request
+        self.request.get_or_init(|| {
+            self.fields
+                .as_deref()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .map_or(Value::Null, request_value_from_fields)
+        })
+    }
+
+    /// Whether `request` has been built yet (tests: what reads it).
+    #[cfg(test)]
+    pub(crate) fn request_is_built(&self) -> bool {
+        self.request.get().is_some()
     }
 
     /// The objects and delete options.

@@ -1,125 +1,17 @@
-//! The direct readings of an AdmissionReview into a [`Request`], which give what the typed
-//! review gives for the usual shape; anything unusual (an extra top-level field, an object that
-//! is not a JSON object, a malformed field) returns `None`, and the caller takes the typed
-//! reading, whose result or error is the reference.
-//!
-//! - [`read_text`]: from the body's text in one pass. The request's own fields are read into a
-//!   small JSON map (then typed, and converted for CEL); the objects are kept as text, parsed
-//!   only when something reads them. Their fields are not typed here: kube-apiserver validated
-//!   the objects before calling admission webhooks.
-//! - [`read`]: from a parsed document (YAML or JSON files, tests), moving the objects out of it
-//!   after checking that their metadata reads as typed metadata.
-
-use std::borrow::Cow;
-use std::fmt;
+//! The direct reading of an already parsed AdmissionReview (YAML or JSON files, tests) into a
+//! [`Request`]: the objects move out of the document after their metadata proved to read as
+//! typed metadata. It gives what the typed review gives for the usual shape; anything unusual (an
+//! extra top-level field, an object that is not a JSON object, a malformed field) returns `None`,
+//! and the caller takes the typed reading, whose result or error is the reference. The reading
+//! from a body's text is [`WireReview`](super::wire_review::WireReview).
 
 use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, ObjectMeta, TypeMeta};
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::Value as Json;
-use serde_json::value::RawValue;
 
 use crate::eval::request::{Objects, Request, request_value_from_fields};
 use crate::eval::wire::WireObject;
-
-/// Reads the JSON text of an `admission.k8s.io/v1` AdmissionReview with a request in one pass;
-/// `None` when it is anything but the usual, valid shape.
-pub(super) fn read_text(text: &[u8]) -> Option<Request> {
-    let envelope: Envelope<'_> = serde_json::from_slice(text).ok()?;
-    if envelope.api_version != "admission.k8s.io/v1" || envelope.kind != "AdmissionReview" {
-        return None;
-    }
-    let WireRequest {
-        fields,
-        object,
-        old_object,
-    } = envelope.request?;
-    let fields = Json::Object(fields);
-    let mut admission = AdmissionRequest::<DynamicObject>::deserialize(&fields).ok()?;
-    admission.types = TypeMeta {
-        api_version: envelope.api_version.into_owned(),
-        kind: envelope.kind.into_owned(),
-    };
-    let options = admission.options.as_ref().map(|options| options.0.clone());
-    let Json::Object(fields) = fields else {
-        return None;
-    };
-    let objects = Objects {
-        object: wire_object(object)?,
-        old_object: wire_object(old_object)?,
-        options: options.filter(|o| !o.is_null()),
-    };
-    Some(Request::assemble(
-        admission,
-        objects,
-        request_value_from_fields(fields),
-    ))
-}
-
-/// An object's text, when it is a JSON object or null. Its fields are not typed here (typing
-/// `metadata` alone cost 5 µs per request, a third of the reading): kube-apiserver validated the
-/// object before calling the webhook, and policies read it as JSON.
-fn wire_object(text: Option<Box<RawValue>>) -> Option<WireObject> {
-    let Some(text) = text else {
-        return Some(WireObject::absent());
-    };
-    let trimmed = text.get().trim_start();
-    (trimmed.starts_with('{') || trimmed.starts_with("null")).then(|| WireObject::from_text(text))
-}
-
-/// The review's envelope; any other top-level field makes it unusual.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope<'a> {
-    #[serde(rename = "apiVersion", borrow, default)]
-    api_version: Cow<'a, str>,
-    #[serde(borrow, default)]
-    kind: Cow<'a, str>,
-    request: Option<WireRequest>,
-}
-
-/// The request: its own fields as JSON, its objects as text.
-struct WireRequest {
-    fields: serde_json::Map<String, Json>,
-    object: Option<Box<RawValue>>,
-    old_object: Option<Box<RawValue>>,
-}
-
-impl<'de> Deserialize<'de> for WireRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(WireRequestVisitor)
-    }
-}
-
-struct WireRequestVisitor;
-
-impl<'de> Visitor<'de> for WireRequestVisitor {
-    type Value = WireRequest;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an admission request")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireRequest, A::Error> {
-        let mut request = WireRequest {
-            fields: serde_json::Map::new(),
-            object: None,
-            old_object: None,
-        };
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match &*key {
-                "object" => request.object = Some(map.next_value()?),
-                "oldObject" => request.old_object = Some(map.next_value()?),
-                _ => {
-                    let value: Json = map.next_value()?;
-                    request.fields.insert(key.into_owned(), value);
-                }
-            }
-        }
-        Ok(request)
-    }
-}
 
 /// Reads `review` (an `admission.k8s.io/v1` AdmissionReview with a request), moving its objects
 /// out of it; `None`, with `review` untouched, when it is anything but the usual shape.
@@ -184,7 +76,13 @@ fn usual_object(json: Option<&Json>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::wire_review::WireReview;
     use serde_json::json;
+
+    /// The one-pass reading of a body, finished into a request.
+    fn read_text(text: &[u8]) -> Option<Request> {
+        WireReview::read(text).map(WireReview::into_request)
+    }
 
     #[test]
     fn objects_of_unusual_shape_are_left_to_the_typed_reading() {

@@ -59,11 +59,12 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
     let request = input.request;
     let object = || Ok(request.object().clone());
     let old_object = || Ok(request.old_object().clone());
+    let request_value = || Ok(request.request().clone());
     let namespace_object = || Ok((input.namespace_object)());
     let mut bindings = Bindings::new()
         .with_lazy(Root::Object, &object)
         .with_lazy(Root::OldObject, &old_object)
-        .with(Root::Request, request.request().clone())
+        .with_lazy(Root::Request, &request_value)
         .with(Root::Params, input.params)
         .with_lazy(Root::NamespaceObject, &namespace_object)
         .with(Root::Authorizer, input.authorizer)

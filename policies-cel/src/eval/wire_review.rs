@@ -1,0 +1,220 @@
+//! An AdmissionReview read from its JSON text in one pass, the way a webhook receives it: the
+//! request's own fields typed (all a webhook needs to decide whether any policy could apply) with
+//! their text kept for CEL, and the objects kept as text. [`WireReview::into_request`] finishes
+//! it into a [`Request`] without reading the body again: the `request` CEL value is built then,
+//! the objects' trees when something reads them.
+//!
+//! Anything unusual (an extra top-level field, an object that is neither a JSON object nor null,
+//! a malformed or repeated field, nesting beyond serde_json's limit) gives `None`: the caller
+//! takes the typed reading ([`Request::from_review`]), whose result or error is the reference.
+//! The objects' own fields are not typed here: kube-apiserver validated the objects before
+//! calling the webhook (typing `metadata` alone cost a third of the reading).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use kube_core::admission::AdmissionRequest;
+use kube_core::{DynamicObject, TypeMeta};
+use serde::Deserialize;
+use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::eval::request::{Objects, Request};
+use crate::eval::wire::WireObject;
+
+/// A review read from its text: the request's fields typed, its objects not parsed.
+#[derive(Debug, Clone)]
+pub struct WireReview {
+    /// The request's own fields (uid, kinds, resources, operation, user, dryRun, options);
+    /// `object` and `old_object` are always `None`: the objects stay text until read.
+    pub admission: AdmissionRequest<DynamicObject>,
+    /// The same fields as the text of a JSON object, as received: the `request` CEL value is
+    /// built from it, so policies see exactly what was sent.
+    fields: String,
+    object: WireObject,
+    old_object: WireObject,
+}
+
+impl WireReview {
+    /// Reads an `admission.k8s.io/v1` AdmissionReview with a request from its JSON text;
+    /// `None` when it is anything but the usual, valid shape.
+    pub fn read(text: &[u8]) -> Option<Self> {
+        let envelope: Envelope<'_> = serde_json::from_slice(text).ok()?;
+        if envelope.api_version != "admission.k8s.io/v1" || envelope.kind != "AdmissionReview" {
+            return None;
+        }
+        let WireRequest {
+            fields,
+            object,
+            old_object,
+        } = envelope.request?;
+        let mut admission: AdmissionRequest<DynamicObject> = serde_json::from_str(&fields).ok()?;
+        admission.types = TypeMeta {
+            api_version: envelope.api_version.into_owned(),
+            kind: envelope.kind.into_owned(),
+        };
+        Some(Self {
+            admission,
+            fields,
+            object: wire_object(object)?,
+            old_object: wire_object(old_object)?,
+        })
+    }
+
+    /// The request, ready to be judged: nothing is read again here (the `request` CEL value is
+    /// built from the fields' text when a policy first reads it, the objects' trees likewise).
+    pub fn into_request(self) -> Request {
+        let options = self
+            .admission
+            .options
+            .as_ref()
+            .map(|options| options.0.clone())
+            .filter(|options| !options.is_null());
+        let objects = Objects {
+            object: self.object,
+            old_object: self.old_object,
+            options,
+        };
+        Request::assemble_from_text(self.admission, objects, self.fields)
+    }
+}
+
+/// An object's text, when it is a JSON object or null.
+fn wire_object(text: Option<Box<RawValue>>) -> Option<WireObject> {
+    let Some(text) = text else {
+        return Some(WireObject::absent());
+    };
+    let trimmed = text.get().trim_start();
+    (trimmed.starts_with('{') || trimmed.starts_with("null")).then(|| WireObject::from_text(text))
+}
+
+/// The review's envelope; any other top-level field makes it unusual.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Cow<'a, str>,
+    #[serde(borrow, default)]
+    kind: Cow<'a, str>,
+    request: Option<WireRequest>,
+}
+
+/// The request: its own fields as the text of a JSON object, its objects as text.
+struct WireRequest {
+    fields: String,
+    object: Option<Box<RawValue>>,
+    old_object: Option<Box<RawValue>>,
+}
+
+impl<'de> Deserialize<'de> for WireRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(WireRequestVisitor)
+    }
+}
+
+struct WireRequestVisitor;
+
+impl<'de> Visitor<'de> for WireRequestVisitor {
+    type Value = WireRequest;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an admission request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireRequest, A::Error> {
+        let mut request = WireRequest {
+            fields: String::with_capacity(1024),
+            object: None,
+            old_object: None,
+        };
+        request.fields.push('{');
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "object" => request.object = Some(map.next_value()?),
+                "oldObject" => request.old_object = Some(map.next_value()?),
+                _ => {
+                    // Borrowed from the body: the field is only validated here, and copied.
+                    let value: &'de RawValue = map.next_value()?;
+                    if request.fields.len() > 1 {
+                        request.fields.push(',');
+                    }
+                    match &key {
+                        // Borrowed: the key had no escape sequence, and JSON text holds no raw
+                        // control character, so it is written back as it came.
+                        Cow::Borrowed(plain) => {
+                            request.fields.push('"');
+                            request.fields.push_str(plain);
+                            request.fields.push('"');
+                        }
+                        Cow::Owned(unescaped) => {
+                            let quoted = serde_json::to_string(unescaped).map_err(A::Error::custom)?;
+                            request.fields.push_str(&quoted);
+                        }
+                    }
+                    request.fields.push(':');
+                    request.fields.push_str(value.get());
+                }
+            }
+        }
+        request.fields.push('}');
+        Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review(request: &str) -> String {
+        format!(r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{request}}}"#)
+    }
+
+    const POD: &str = r#"{"uid":"u-1","kind":{"group":"","version":"v1","kind":"Pod"},
+        "resource":{"group":"","version":"v1","resource":"pods"},"name":"p","namespace":"ns",
+        "operation":"DELETE","userInfo":{"username":"system:serviceaccount:db:op","groups":["a"]},
+        "oldObject":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}},"object":null,
+        "options":{"apiVersion":"meta.k8s.io/v1","kind":"DeleteOptions","propagationPolicy":"Background"}}"#;
+
+    #[test]
+    fn the_header_is_typed_and_the_objects_stay_text_until_read() {
+        let read = WireReview::read(review(POD).as_bytes()).unwrap();
+        assert_eq!(read.admission.uid, "u-1");
+        assert_eq!(read.admission.name, "p");
+        assert_eq!(read.admission.types.kind, "AdmissionReview");
+        assert!(read.admission.object.is_none() && read.admission.old_object.is_none());
+        assert!(read.old_object.is_present() && !read.old_object.is_parsed());
+        assert!(!read.object.is_present(), "null is no object");
+        let request = read.into_request();
+        assert!(!request.request_is_built(), "built when first read");
+        let cel = crate::cel::value::to_json(request.request());
+        assert_eq!(cel["userInfo"]["groups"], serde_json::json!(["a"]));
+        assert_eq!(cel["options"]["propagationPolicy"], "Background");
+        assert_eq!(cel["dryRun"], false, "defaulted as Kubernetes does");
+        assert!(cel.get("oldObject").is_none() && cel.get("object").is_none());
+        assert!(!request.objects().old_object.is_parsed());
+        assert_eq!(request.old_object_json().unwrap()["metadata"]["name"], "p");
+    }
+
+    #[test]
+    fn keys_are_written_back_escaped() {
+        let request = POD.replacen(r#""name":"p","#, r#""name":"p","x\"y":1,"#, 1);
+        let read = WireReview::read(review(&request).as_bytes()).unwrap();
+        let cel = crate::cel::value::to_json(read.into_request().request());
+        assert_eq!(cel["x\"y"], 1);
+    }
+
+    #[test]
+    fn unusual_reviews_are_left_to_the_typed_reading() {
+        let unusual = [
+            "not json".to_owned(),
+            review(POD).replace("admission.k8s.io/v1", "admission.k8s.io/v1beta1"),
+            r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#.to_owned(),
+            review(&POD.replacen(r#""name":"p","#, r#""name":"p","name":"q","#, 1)),
+            review(&POD.replace(r#""object":null"#, r#""object":[1]"#)),
+            review(&POD.replace("DELETE", "SMASH")),
+        ];
+        for text in unusual {
+            assert!(WireReview::read(text.as_bytes()).is_none(), "{text}");
+        }
+    }
+}

@@ -103,12 +103,9 @@ impl Request {
         fields: String,
     ) -> Self {
         Self {
-            admission,
-            objects,
-            object: OnceLock::new(),
-            old_object: OnceLock::new(),
             request: OnceLock::new(),
             fields: Some(fields.into_boxed_str()),
+            ..Self::assemble(admission, objects, Value::Null)
         }
     }
 

@@ -96,17 +96,23 @@ spec:
   validations: [{expression: "true"}]
 "#;
 
-    #[test]
-    fn fail_denies_and_ignore_warns() {
+    /// The three policies above, and a decision that allows.
+    fn setup() -> (PolicySet, Decision) {
         let set = Loader::new()
             .add_str("p.yaml", POLICIES)
             .unwrap()
             .finish()
             .unwrap();
-        let mut decision = Decision {
+        let decision = Decision {
             allowed: true,
             ..Decision::default()
         };
+        (set, decision)
+    }
+
+    #[test]
+    fn fail_denies_and_ignore_warns() {
+        let (set, mut decision) = setup();
         apply(&mut decision, &set, &set.policies[1..2], "timed out");
         assert!(decision.allowed);
         assert_eq!(decision.warnings.len(), 1);
@@ -124,15 +130,7 @@ spec:
 
     #[test]
     fn a_warn_only_policy_that_fails_warns_instead_of_denying() {
-        let set = Loader::new()
-            .add_str("p.yaml", POLICIES)
-            .unwrap()
-            .finish()
-            .unwrap();
-        let mut decision = Decision {
-            allowed: true,
-            ..Decision::default()
-        };
+        let (set, mut decision) = setup();
         apply(
             &mut decision,
             &set,

@@ -220,49 +220,29 @@ impl Seq {
     }
 }
 
-impl ser::SerializeSeq for Seq {
-    type Ok = Value;
-    type Error = SerializeError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerializeError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, SerializeError> {
-        Ok(self.finish())
-    }
+/// The four sequence traits, which differ only in their names: each element is pushed, the
+/// end makes the list.
+macro_rules! sequence {
+    ($($trait:ident :: $method:ident),+ $(,)?) => {$(
+        impl ser::$trait for Seq {
+            type Ok = Value;
+            type Error = SerializeError;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerializeError> {
+                self.push(value)
+            }
+            fn end(self) -> Result<Value, SerializeError> {
+                Ok(self.finish())
+            }
+        }
+    )+};
 }
 
-impl ser::SerializeTuple for Seq {
-    type Ok = Value;
-    type Error = SerializeError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerializeError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, SerializeError> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq {
-    type Ok = Value;
-    type Error = SerializeError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerializeError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, SerializeError> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq {
-    type Ok = Value;
-    type Error = SerializeError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerializeError> {
-        self.push(value)
-    }
-    fn end(self) -> Result<Value, SerializeError> {
-        Ok(self.finish())
-    }
-}
+sequence!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+);
 
 struct Entries {
     entries: HashMap<Key, Value>,

@@ -303,35 +303,27 @@ impl ser::SerializeMap for Entries {
     }
 }
 
-impl ser::SerializeStruct for Entries {
-    type Ok = Value;
-    type Error = SerializeError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), SerializeError> {
-        self.insert(key, value)
-    }
-    fn end(self) -> Result<Value, SerializeError> {
-        Ok(self.finish())
-    }
+/// The two struct traits, which differ only in their names: each field is an entry.
+macro_rules! fields {
+    ($($trait:ident),+ $(,)?) => {$(
+        impl ser::$trait for Entries {
+            type Ok = Value;
+            type Error = SerializeError;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), SerializeError> {
+                self.insert(key, value)
+            }
+            fn end(self) -> Result<Value, SerializeError> {
+                Ok(self.finish())
+            }
+        }
+    )+};
 }
 
-impl ser::SerializeStructVariant for Entries {
-    type Ok = Value;
-    type Error = SerializeError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), SerializeError> {
-        self.insert(key, value)
-    }
-    fn end(self) -> Result<Value, SerializeError> {
-        Ok(self.finish())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {

@@ -41,7 +41,10 @@ pub(crate) fn reason<'a>(
     };
     let objects = request.objects();
     for object in [&objects.object, &objects.old_object] {
-        if let Some(allowed) = object.annotation(key).and_then(|r| found(r, "the object".into())) {
+        if let Some(allowed) = object
+            .annotation(key)
+            .and_then(|r| found(&r, "the object".into()))
+        {
             return Some(allowed);
         }
     }

@@ -3,7 +3,7 @@
 //! subresources (with `*` forms), scope and resourceNames; exclusions; namespace and object
 //! selectors.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::admissionregistration::v1::{MatchResources, NamedRuleWithOperations};
@@ -11,9 +11,10 @@ use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, GroupVersionResource};
 
 use crate::cluster::ClusterView;
-use crate::eval::Request;
 use crate::eval::request::{Objects, operation_name};
 use crate::eval::selector::{self, SelectorError};
+use crate::eval::{Request, subjects};
+use crate::policy::Subjects;
 
 /// The parts of a request that matching reads, each gathered on first use and once per request
 /// (most policy sets select no labels, and then no object is parsed for matching).
@@ -26,6 +27,9 @@ pub(crate) struct MatchInput<'a> {
     namespace_labels: OnceCell<Option<BTreeMap<String, String>>>,
     /// The user's service account as `namespace/name`, when the user is one.
     pub service_account: Option<String>,
+    /// Whether each `subjects` list asked about so far judges the user: policies of one pack
+    /// repeat the same list, which is matched once per request.
+    judged: RefCell<Vec<(&'a Subjects, bool)>>,
 }
 
 impl<'a> MatchInput<'a> {
@@ -45,7 +49,18 @@ impl<'a> MatchInput<'a> {
             namespace_json: OnceCell::new(),
             namespace_labels: OnceCell::new(),
             service_account,
+            judged: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Whether `subjects` judges the request's user (see [`subjects::judges_user`], which it asks once per list).
+    pub fn judges_user(&self, subjects: &'a Subjects) -> bool {
+        if let Some((_, judged)) = self.judged.borrow().iter().find(|(seen, _)| *seen == subjects) {
+            return *judged;
+        }
+        let judged = subjects::judges_user(subjects, self.admission(), self.service_account.as_deref());
+        self.judged.borrow_mut().push((subjects, judged));
+        judged
     }
 
     /// The request's own fields.
@@ -209,6 +224,38 @@ mod tests {
 
     fn patterns(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn each_subjects_list_is_matched_once_per_request_and_answers_for_equal_lists() {
+        let request = Request::from_review(serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "1", "operation": "DELETE", "name": "db-0", "namespace": "db",
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "userInfo": {"username": "system:serviceaccount:db:operator"},
+            }
+        }))
+        .unwrap();
+        let cluster = crate::cluster::ClusterModel::new();
+        let input = MatchInput::new(&request, &cluster);
+        let accounts = |list: &[&str]| patterns(list);
+        let operators = Subjects {
+            service_accounts: accounts(&["db/*"]),
+            ..Subjects::default()
+        };
+        let same_operators = operators.clone();
+        let excluded = Subjects {
+            exclude_service_accounts: accounts(&["db/operator"]),
+            ..Subjects::default()
+        };
+        for _ in 0..2 {
+            assert!(input.judges_user(&operators));
+            assert!(input.judges_user(&same_operators));
+            assert!(!input.judges_user(&excluded));
+        }
+        assert_eq!(input.judged.borrow().len(), 2, "one match per distinct list");
     }
 
     #[test]

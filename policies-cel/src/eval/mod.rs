@@ -4,6 +4,7 @@
 
 mod decision;
 mod escape;
+mod json_text;
 mod matching;
 mod params;
 pub mod prefilter;
@@ -18,6 +19,7 @@ mod wire_review;
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
 pub(crate) use request::Objects;
 pub use request::{Request, RequestError, operation_name};
+pub(crate) use wire::Found;
 pub use wire_review::WireReview;
 
 use std::cell::OnceCell;
@@ -50,14 +52,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         namespace_object: OnceCell::new(),
         cluster: (cluster.object_count() > 0).then_some(cluster),
         target: OnceCell::new(),
-        authorizer: authorizer_for_request(
-            set.options.authorizer,
-            &admission.resource.group,
-            &admission.resource.resource,
-            admission.sub_resource.as_deref().unwrap_or_default(),
-            namespace,
-            &admission.name,
-        ),
+        authorizer: OnceCell::new(),
     };
     let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
     let estimate = || {
@@ -120,7 +115,8 @@ struct Context<'a> {
     namespace: &'a str,
     /// `namespaceObject`, converted on first read.
     namespace_object: OnceCell<Value>,
-    authorizer: Value,
+    /// `authorizer`, built on first read.
+    authorizer: OnceCell<Value>,
     /// The model behind the `cluster` library (None when the view knows nothing).
     cluster: Option<&'a dyn ClusterView>,
     /// The model's copy of the request's target, looked up on the first escape-hatch check.
@@ -128,6 +124,23 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// The `authorizer` variable for this request (built once, when a policy first reads it).
+    fn authorizer(&self) -> Value {
+        let admission = &self.request.admission;
+        self.authorizer
+            .get_or_init(|| {
+                authorizer_for_request(
+                    self.set.options.authorizer,
+                    &admission.resource.group,
+                    &admission.resource.resource,
+                    admission.sub_resource.as_deref().unwrap_or_default(),
+                    self.namespace,
+                    &admission.name,
+                )
+            })
+            .clone()
+    }
+
     /// A params object of the set as a CEL value.
     fn param_value(&self, object: &serde_json::Value) -> Value {
         let index = self.set.params.iter().position(|p| std::ptr::eq(p, object));
@@ -139,10 +152,10 @@ impl Context<'_> {
 }
 
 /// A policy judged through one binding (`None`: self-bound or the offline implicit binding).
-struct Pair<'a> {
+struct Pair<'a, 'b> {
     policy: &'a Policy,
     binding: Option<&'a Binding>,
-    actions: &'a [Action],
+    actions: &'b [Action],
 }
 
 /// The decision being built, with the failures recorded for the Audit action.
@@ -153,9 +166,9 @@ pub(crate) struct Verdict {
 }
 
 /// Judges one pair, adding its denials, warnings and annotations to `verdict`.
-fn judge(
-    context: &Context<'_>,
-    pair: &Pair<'_>,
+fn judge<'a>(
+    context: &Context<'a>,
+    pair: &Pair<'a, '_>,
     impact: &dyn Fn() -> Result<Value, EvalError>,
     verdict: &mut Verdict,
 ) -> Outcome {
@@ -201,7 +214,7 @@ fn judge(
             request: context.request,
             params,
             namespace_object: &namespace_object,
-            authorizer: context.authorizer.clone(),
+            authorizer: &|| context.authorizer(),
             options: &context.set.options,
             impact,
             cluster: context.cluster,
@@ -272,7 +285,7 @@ fn judge(
 }
 
 /// A pair that failed as a whole (matching or params): a denial unless ignored.
-fn policy_error(verdict: &mut Verdict, pair: &Pair<'_>, message: String, ignored: bool) -> Outcome {
+fn policy_error(verdict: &mut Verdict, pair: &Pair<'_, '_>, message: String, ignored: bool) -> Outcome {
     if !ignored {
         let violation = Violation {
             validation: None,
@@ -311,9 +324,13 @@ pub fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a B
 }
 
 /// True when the policy, its binding and its subjects all select the request.
-fn applies(policy: &Policy, binding: Option<&Binding>, input: &MatchInput<'_>) -> Result<bool, String> {
+fn applies<'a>(
+    policy: &'a Policy,
+    binding: Option<&Binding>,
+    input: &MatchInput<'a>,
+) -> Result<bool, String> {
     if let Some(subjects) = &policy.subjects
-        && !subjects::judges_user(subjects, input.admission(), input.service_account.as_deref())
+        && !input.judges_user(subjects)
     {
         return Ok(false);
     }

@@ -74,7 +74,7 @@ fn usual_object(json: Option<&Json>) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::eval::wire_review::WireReview;
     use serde_json::json;
@@ -107,7 +107,7 @@ mod tests {
 
     /// Every recorded AdmissionReview (JSON) of the repository, and those captured from a real
     /// kube-apiserver in `../shared` when it is there.
-    fn recorded_reviews() -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    pub(crate) fn recorded_reviews() -> Vec<(std::path::PathBuf, Vec<u8>)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut dirs = vec![root.join("testdata")];
         let shared = root.join("../shared/fixtures/admission-reviews");
@@ -274,9 +274,11 @@ mod tests {
         }
     }
 
-    /// The objects are parsed only by what reads them: the estimate of a scale-down reads both
-    /// StatefulSets, that of a Pod DELETE neither, and the pack's decision on an allowed Pod
-    /// DELETE reads nothing of the Pod (the escape hatch is looked up only for a denial).
+    /// The objects are parsed only by what reads them: the estimate of a scale-down parses the
+    /// new StatefulSet and only compares the old one's pod template as text, and neither it nor
+    /// the escape hatch behind its denial parses the old one; the estimate of a Pod DELETE parses
+    /// neither object, and the pack's decision on an allowed Pod DELETE reads nothing of the Pod
+    /// (the escape hatch is looked up only for a denial).
     #[test]
     fn objects_are_parsed_only_when_read() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
@@ -289,7 +291,13 @@ mod tests {
         assert!(!objects.object.is_parsed() && !objects.old_object.is_parsed());
         let impact = crate::impact::estimate(&scale_down, &model);
         assert!(impact.summary.pods_disrupted > 0, "{:?}", impact.summary);
-        assert!(objects.object.is_parsed() && objects.old_object.is_parsed());
+        assert!(objects.object.is_parsed() && !objects.old_object.is_parsed());
+        let decision = crate::evaluate(&crate::pack::builtin().unwrap(), &scale_down, &model);
+        assert!(!decision.allowed, "{decision:?}");
+        assert!(
+            !objects.old_object.is_parsed(),
+            "the decision parsed the old StatefulSet"
+        );
 
         let pod_delete = read("pod-delete-pg-main-0.json");
         assert!(pod_delete.objects().old_object.is_present());

@@ -34,7 +34,8 @@ pub(crate) struct RunInput<'a> {
     pub params: Value,
     /// Computes (once per request) `namespaceObject`.
     pub namespace_object: &'a dyn Fn() -> Value,
-    pub authorizer: Value,
+    /// Computes (once per request) `authorizer`.
+    pub authorizer: &'a dyn Fn() -> Value,
     pub options: &'a EvalOptions,
     /// Computes (once per request) the `impact` variable.
     pub impact: &'a dyn Fn() -> Result<Value, EvalError>,
@@ -61,13 +62,14 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
     let old_object = || Ok(request.old_object().clone());
     let request_value = || Ok(request.request().clone());
     let namespace_object = || Ok((input.namespace_object)());
+    let authorizer = || Ok((input.authorizer)());
     let mut bindings = Bindings::new()
         .with_lazy(Root::Object, &object)
         .with_lazy(Root::OldObject, &old_object)
         .with_lazy(Root::Request, &request_value)
         .with(Root::Params, input.params)
         .with_lazy(Root::NamespaceObject, &namespace_object)
-        .with(Root::Authorizer, input.authorizer)
+        .with_lazy(Root::Authorizer, &authorizer)
         .with_variables(&policy.variables)
         .with_impact(&impact);
     if let Some(view) = input.cluster {

@@ -3,11 +3,32 @@
 //! expression over `object`). Most requests a policy set judges never need the whole object:
 //! parsing it up front was most of the cost of reading an AdmissionReview.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
+
+use crate::eval::json_text;
+
+/// A value found in an object ([`WireObject::at`]): in its tree, or as text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Found<'a> {
+    Tree(&'a Json),
+    Text(&'a str),
+}
+
+impl Found<'_> {
+    /// Whether the value equals `other` (text is compared as it is read, not parsed first).
+    pub fn equals(self, other: &Json) -> bool {
+        match self {
+            Self::Tree(tree) => tree == other,
+            Self::Text(text) => json_text::equals(text, other),
+        }
+    }
+}
 
 /// One object of a request (`object` or `oldObject`), absent when the review has none or null.
 #[derive(Debug, Clone, Default)]
@@ -15,6 +36,8 @@ pub(crate) struct WireObject {
     /// The text as received; `None` when the tree was given instead (or nothing).
     text: Option<Box<RawValue>>,
     tree: OnceLock<Option<Json>>,
+    /// Where `metadata.annotations` is in the text, once looked for.
+    annotations: OnceLock<Option<Range<usize>>>,
 }
 
 impl WireObject {
@@ -30,15 +53,15 @@ impl WireObject {
         }
         Self {
             text: Some(text),
-            tree: OnceLock::new(),
+            ..Self::default()
         }
     }
 
     /// An object already parsed (`None` or JSON `null`: absent).
     pub fn from_tree(tree: Option<Json>) -> Self {
         Self {
-            text: None,
             tree: OnceLock::from(tree.filter(|json| !json.is_null())),
+            ..Self::default()
         }
     }
 
@@ -59,6 +82,19 @@ impl WireObject {
             .as_ref()
     }
 
+    /// The value at `path` (object keys from the root): from the tree when the object has been
+    /// parsed, else found in the text without parsing the rest of it.
+    pub fn at(&self, path: &[&str]) -> Option<Found<'_>> {
+        match (self.tree.get(), &self.text) {
+            (Some(tree), _) => tree
+                .as_ref()
+                .and_then(|tree| crate::impact::field(tree, path))
+                .map(Found::Tree),
+            (None, Some(text)) => json_text::find(text.get(), path).map(Found::Text),
+            (None, None) => None,
+        }
+    }
+
     /// Whether the text has been parsed into a tree yet (tests: what reads an object).
     #[cfg(test)]
     pub fn is_parsed(&self) -> bool {
@@ -72,9 +108,22 @@ impl WireObject {
             .unwrap_or_default()
     }
 
-    /// The value of annotation `key` in `metadata.annotations`, when it is a string.
-    pub fn annotation(&self, key: &str) -> Option<&str> {
-        crate::impact::field(self.json()?, &["metadata", "annotations", key])?.as_str()
+    /// The value of annotation `key` in `metadata.annotations`, when it is a string. Until
+    /// something parses the object, annotations are read from its text, whose annotations are
+    /// found once however many keys are asked for.
+    pub fn annotation(&self, key: &str) -> Option<Cow<'_, str>> {
+        const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
+        if let Some(tree) = self.tree.get() {
+            let value = crate::impact::field(tree.as_ref()?, ANNOTATIONS)?.get(key)?;
+            return value.as_str().map(Cow::Borrowed);
+        }
+        let text = self.text.as_deref()?.get();
+        let annotations = self
+            .annotations
+            .get_or_init(|| json_text::find_range(text, ANNOTATIONS))
+            .clone()
+            .and_then(|range| text.get(range))?;
+        json_text::as_str(json_text::find(annotations, &[key])?)
     }
 }
 
@@ -94,9 +143,16 @@ mod tests {
         ));
         assert!(object.is_present());
         assert!(object.tree.get().is_none(), "not parsed before a read");
-        assert_eq!(object.labels(), BTreeMap::from([("app".into(), "db".into())]));
-        assert_eq!(object.annotation("a"), Some("why"));
+        assert_eq!(object.annotation("a").as_deref(), Some("why"));
         assert_eq!(object.annotation("b"), None);
+        assert!(object.tree.get().is_none(), "annotations are read from the text");
+        assert_eq!(object.labels(), BTreeMap::from([("app".into(), "db".into())]));
+        assert!(object.is_parsed());
+        assert_eq!(
+            object.annotation("a").as_deref(),
+            Some("why"),
+            "and from the tree"
+        );
 
         for absent in [
             WireObject::from_text(text("null")),

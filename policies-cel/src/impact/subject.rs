@@ -6,8 +6,8 @@ use serde_json::Value as Json;
 
 use crate::cluster::api::kinds::is_cluster_scoped;
 use crate::cluster::{ClusterView, ObjectKey, Spec};
-use crate::eval::Objects;
 use crate::eval::Request;
+use crate::eval::{Found, Objects};
 
 /// What the request is about (its objects borrowed from the request, as they came).
 #[derive(Debug)]
@@ -111,6 +111,12 @@ impl<'a> Subject<'a> {
     /// The request's `oldObject` (none on CREATE), parsed on first read.
     pub fn old_object(&self) -> Option<&'a Json> {
         self.objects.old_object.json()
+    }
+
+    /// The value at `path` in `oldObject`, read without parsing the rest of the object when
+    /// nothing has parsed it yet (the estimate of an UPDATE often compares one field only).
+    pub fn old_object_at(&self, path: &[&str]) -> Option<Found<'a>> {
+        self.objects.old_object.at(path)
     }
 
     /// `verb Kind namespace/name` for the estimate's `action`.

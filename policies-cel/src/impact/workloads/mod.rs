@@ -104,10 +104,11 @@ fn read_change<'a>(
         .and_then(|o| field(o, &["spec", "updateStrategy", "type"]))
         .and_then(Json::as_str)
         == Some("OnDelete");
-    let ordinal_start = [new_json, subject.old_object()]
-        .into_iter()
-        .flatten()
-        .find_map(|o| field(o, &["spec", "ordinals", "start"]).and_then(Json::as_i64))
+    // A whole object states its own first ordinal (absent: 0). A Scale has none, and the slim
+    // model keeps none: a `scale` request counts from 0.
+    let ordinal_start = new_json
+        .and_then(|o| field(o, &["spec", "ordinals", "start"]))
+        .and_then(Json::as_i64)
         .unwrap_or(0);
     Some(Change {
         current,
@@ -174,12 +175,14 @@ fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Optio
     Some(projected.spec)
 }
 
-/// True when `spec.template` differs between `oldObject` and `object`.
+/// True when `spec.template` differs between `oldObject` and `object`. `oldObject` is read only
+/// this far: its template is compared as text with `object`'s, the rest of it never parsed.
 fn template_changed(subject: &Subject, effects: &mut Effects) -> bool {
-    let old = subject.old_object().and_then(|o| field(o, &["spec", "template"]));
-    let new = subject.object().and_then(|o| field(o, &["spec", "template"]));
+    const TEMPLATE: &[&str] = &["spec", "template"];
+    let old = subject.old_object_at(TEMPLATE);
+    let new = subject.object().and_then(|o| field(o, TEMPLATE));
     match (old, new) {
-        (Some(old), Some(new)) => old != new,
+        (Some(old), Some(new)) => !old.equals(new),
         (None, Some(_)) => {
             effects.note("the request has no oldObject: a pod template change cannot be seen");
             false

@@ -224,7 +224,14 @@ fn plural(kind: &str) -> String {
     format!("{}s", kind.to_ascii_lowercase())
 }
 
+/// The request as the gateway reads it: from the review's text, its objects kept as text until
+/// read (so an `oldObject` the estimate only compares is never parsed).
 fn review(kind: &str, name: &str, sub_resource: Option<&str>, old: Json, new: Json) -> Request {
+    let review = review_json(kind, name, sub_resource, old, new);
+    Request::from_wire(&serde_json::to_vec(&review).unwrap()).unwrap()
+}
+
+fn review_json(kind: &str, name: &str, sub_resource: Option<&str>, old: Json, new: Json) -> Json {
     let (request_kind, request_group) = if sub_resource.is_some() {
         ("Scale", "autoscaling")
     } else {
@@ -248,10 +255,7 @@ fn review(kind: &str, name: &str, sub_resource: Option<&str>, old: Json, new: Js
     if let Some(sub) = sub_resource {
         request["subResource"] = json!(sub);
     }
-    Request::from_review(
-        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}),
-    )
-    .unwrap()
+    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
 }
 
 fn workload_json(kind: &str, name: &str, spec: Json) -> Json {
@@ -490,6 +494,32 @@ fn statefulset_5_to_2_removes_the_highest_ordinals_and_loses_quorum() {
         &impact,
         "keeps the claims of removed ordinals (whenScaled: Retain)",
     );
+}
+
+/// The first ordinal is the one the request's object states (`spec.ordinals.start`; absent: 0),
+/// whatever the old object said: pods outside `[start, start + replicas)` are removed.
+#[test]
+fn statefulset_scale_down_keeps_the_ordinals_from_the_objects_start() {
+    let mut model = ClusterModel::new();
+    stateful_set(&mut model, "db", 5, sts_rolling(0), &[], no_retention());
+    let from_one = json!({"ordinals": {"start": 1}});
+    let starting_at_one = update(
+        "StatefulSet",
+        "db",
+        stateful_spec("db", 5, "pg:16", from_one.clone()),
+        stateful_spec("db", 3, "pg:16", from_one.clone()),
+    );
+    let impact = estimate(&starting_at_one, &model);
+    assert_eq!(stopped(&impact), [("db-4", false), ("db-0", false)]);
+
+    let start_dropped = update(
+        "StatefulSet",
+        "db",
+        stateful_spec("db", 5, "pg:16", from_one),
+        stateful_spec("db", 3, "pg:16", json!({})),
+    );
+    let impact = estimate(&start_dropped, &model);
+    assert_eq!(stopped(&impact), [("db-4", false), ("db-3", false)]);
 }
 
 #[test]
@@ -1102,5 +1132,70 @@ fn daemonset_on_delete_changes_nothing_until_pods_are_deleted() {
     has_note(
         &impact,
         "(updateStrategy OnDelete): pods take the new template only when they are deleted",
+    );
+}
+
+/// A review read from its text (objects compared and read as text) and one parsed first (objects
+/// as trees) estimate alike: template changes, unchanged templates, and a repeated key whose last
+/// value is the one that counts.
+#[test]
+fn reviews_read_from_text_and_from_trees_estimate_alike() {
+    let mut model = ClusterModel::new();
+    deployment(
+        &mut model,
+        "web",
+        rolling(IntOrPercent::Int(1), IntOrPercent::Int(1)),
+        &[("web-a", true), ("web-b", true)],
+    );
+    let strategy = rolling_json(json!(1), json!(1));
+    let cases = [
+        (
+            deployment_spec("web", 2, "nginx:1", strategy.clone()),
+            deployment_spec("web", 2, "nginx:2", strategy.clone()),
+        ),
+        (
+            deployment_spec("web", 2, "nginx:1", strategy.clone()),
+            deployment_spec("web", 2, "nginx:1", strategy.clone()),
+        ),
+        (
+            deployment_spec("web", 2, "nginx:1", strategy.clone()),
+            deployment_spec("web", 1, "nginx:1", strategy),
+        ),
+    ];
+    for (old, new) in cases {
+        let review = review_json(
+            "Deployment",
+            "web",
+            None,
+            workload_json("Deployment", "web", old),
+            workload_json("Deployment", "web", new),
+        );
+        let text = serde_json::to_string(&review).unwrap();
+        let from_text = Request::from_wire(text.as_bytes()).unwrap();
+        let from_tree = Request::from_review(review).unwrap();
+        assert_eq!(
+            estimate(&from_text, &model),
+            estimate(&from_tree, &model),
+            "{text}"
+        );
+    }
+
+    // The old template's text names its image twice; the last one (the new image) counts.
+    let spec = deployment_spec("web", 2, "nginx:2", rolling_json(json!(1), json!(1)));
+    let old = workload_json("Deployment", "web", spec);
+    let review = review_json("Deployment", "web", None, old.clone(), old);
+    let mut text = serde_json::to_string(&review).unwrap();
+    let image = r#""image":"nginx:2""#;
+    let last = text.rfind(image).unwrap();
+    assert!(
+        last > text.find(r#""oldObject""#).unwrap(),
+        "the last image is oldObject's"
+    );
+    text.insert_str(last, r#""image":"nginx:1","#);
+    let impact = estimate(&Request::from_wire(text.as_bytes()).unwrap(), &model);
+    assert!(
+        impact.pods.is_empty(),
+        "the templates are equal: {:?}",
+        impact.pods
     );
 }

@@ -1,7 +1,8 @@
 //! A request's object as it came on the wire: its JSON text, kept as received and parsed into a
-//! tree only when something reads it (the estimate, an object selector, the escape hatch, a CEL
-//! expression over `object`). Most requests a policy set judges never need the whole object:
-//! parsing it up front was most of the cost of reading an AdmissionReview.
+//! tree only when something reads the whole of it (the estimate's projection, an object selector,
+//! a CEL expression over `object`). Readers of a field or two (a pod template to compare, an
+//! escape-hatch annotation) find it in the text instead. Most requests a policy set judges never
+//! need the whole object: parsing it up front was most of the cost of reading an AdmissionReview.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

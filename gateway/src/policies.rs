@@ -93,6 +93,7 @@ impl Enforced {
         let without_impact = Arc::new(PolicySet {
             policies: set.policies.iter().filter(|p| !p.uses_impact).cloned().collect(),
             bindings: set.bindings.clone(),
+            // Shared with `set`, CEL values included (converted at load, never per request).
             params: set.params.clone(),
             implicit_bindings: set.implicit_bindings,
             options: set.options,
@@ -197,14 +198,17 @@ impl PolicyReloader {
         self.store.reload(&sources)
     }
 
-    /// Edits the cluster's params objects (a watch event or a re-list) and rebuilds once.
+    /// Edits the cluster's params objects (a watch event or a re-list); `edit` says whether it
+    /// changed anything, and only then is the set rebuilt (once). `Ok(true)` when it was.
     pub fn update_cluster_params(
         &self,
-        edit: impl FnOnce(&mut BTreeMap<String, String>),
-    ) -> Result<(), LoadError> {
+        edit: impl FnOnce(&mut BTreeMap<String, String>) -> bool,
+    ) -> Result<bool, LoadError> {
         let mut sources = self.lock_sources();
-        edit(&mut sources.cluster_params);
-        self.store.reload(&sources)
+        if !edit(&mut sources.cluster_params) {
+            return Ok(false);
+        }
+        self.store.reload(&sources).map(|()| true)
     }
 
     fn lock_sources(&self) -> std::sync::MutexGuard<'_, PolicySources> {
@@ -271,6 +275,22 @@ spec:
             .update_cluster_objects(|objects| objects.clear())
             .unwrap();
         assert!(reloader.store().current().policies.is_empty());
+    }
+
+    #[test]
+    fn the_impact_free_part_shares_the_converted_params() {
+        let sources = PolicySources {
+            cluster_params: BTreeMap::from([(
+                "v1/ConfigMap/ops/limits".to_owned(),
+                r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"limits","namespace":"ops"}}"#
+                    .to_owned(),
+            )]),
+            ..PolicySources::default()
+        };
+        let enforced = Enforced::new(sources.build().unwrap());
+        let value = enforced.set.params.value(0).unwrap();
+        let shared = enforced.without_impact.params.value(0).unwrap();
+        assert!(std::ptr::eq(value, shared), "the params were converted twice");
     }
 
     #[test]

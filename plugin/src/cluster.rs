@@ -12,7 +12,7 @@ use policies_cel::cluster::{Progress, load_snapshots};
 use policies_cel::{ClusterView, EmptyCluster};
 
 use crate::exit::Failure;
-use crate::live::{self, Connection, Credentials, KubeArgs, ModelSink, Scope};
+use crate::live::{self, Credentials, KubeArgs, ModelSink, Scope};
 use crate::whatif::{Subject, WhatIfArgs, target::target};
 
 /// Snapshots smaller than this load too fast for a bar to be worth drawing.
@@ -56,50 +56,38 @@ pub fn source(snapshots: &[PathBuf], kube: &KubeArgs) -> Source {
     live::credentials(kube).map_or(Source::Empty, Source::Live)
 }
 
-/// The cluster to judge a what-if `subject` against, and the what-if flags with the namespace
-/// defaulted as kubectl defaults it (the context's namespace in live mode). Live mode reads the
-/// cluster-scoped kinds, then only what a request on the subject can reach (`-A`: everything).
+/// The cluster to judge a what-if `subject` against, and the namespace kubectl defaults to (the
+/// context's in live mode, else `None`). Live mode reads the cluster-scoped kinds, then only
+/// what a request on the subject can reach (`-A`: everything).
 pub fn for_request(
     snapshots: &[PathBuf],
     kube: &KubeArgs,
     all_namespaces: bool,
     subject: &Subject,
     what_if: &WhatIfArgs,
-) -> Result<(Box<dyn ClusterView>, WhatIfArgs), Failure> {
+) -> Result<(Box<dyn ClusterView>, Option<String>), Failure> {
     let credentials = match source(snapshots, kube) {
-        Source::Snapshots => return Ok((load(snapshots)?, what_if.clone())),
-        Source::Empty => return Ok((Box::new(EmptyCluster), what_if.clone())),
+        Source::Snapshots => return Ok((load(snapshots)?, None)),
+        Source::Empty => return Ok((Box::new(EmptyCluster), None)),
         Source::Live(credentials) => credentials,
     };
-    let mut connection = Connection::open(kube, &credentials, false)?;
-    let mut what_if = what_if.clone();
-    what_if.default_namespace = Some(connection.default_namespace().to_owned());
     let mut sink = ModelSink::default();
-    connection.read_cluster_scoped(&mut |object| sink.add(object))?;
-    let scope = if all_namespaces {
-        Scope::everything()
-    } else {
-        target(subject, &what_if, &sink.model).map_or_else(Scope::nothing, |target| {
+    let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
+        if all_namespaces {
+            return Scope::everything();
+        }
+        target(subject, what_if, Some(namespace), &sink.model).map_or_else(Scope::nothing, |target| {
             live::scope::for_target(&target, &sink.model)
         })
-    };
-    connection.read_scope(&scope, &mut |object| sink.add(object))?;
-    connection.finish();
-    Ok((Box::new(sink.finish()), what_if))
+    })?;
+    Ok((Box::new(sink.finish()), Some(default_namespace)))
 }
 
-/// The whole live cluster as a model (`test --live`).
+/// The whole live cluster as a model (`test --live`). Exit 2 when there is no kubeconfig.
 pub fn live_model(kube: &KubeArgs) -> Result<Box<dyn ClusterView>, Failure> {
-    let credentials = live::credentials(kube).ok_or_else(|| {
-        Failure::usage(anyhow::anyhow!(
-            "no kubeconfig: give --kubeconfig, set $KUBECONFIG, or create ~/.kube/config"
-        ))
-    })?;
-    let mut connection = Connection::open(kube, &credentials, false)?;
+    let credentials = live::require_credentials(kube)?;
     let mut sink = ModelSink::default();
-    connection.read_cluster_scoped(&mut |object| sink.add(object))?;
-    connection.read_scope(&Scope::everything(), &mut |object| sink.add(object))?;
-    connection.finish();
+    live::read(kube, &credentials, false, &mut sink, |_, _| Scope::everything())?;
     Ok(Box::new(sink.finish()))
 }
 

@@ -39,6 +39,8 @@ pub const KNOWN: &[KindInfo] = &[
     k("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", true),
     k("", "v1", "Endpoints", "endpoints", true),
     k("", "v1", "Event", "events", true),
+    // Also served by events.k8s.io; lookups by kind or resource find the core row first.
+    k("events.k8s.io", "v1", "Event", "events", true),
     k("", "v1", "ResourceQuota", "resourcequotas", true),
     k("", "v1", "LimitRange", "limitranges", true),
     k("", "v1", "ReplicationController", "replicationcontrollers", true),
@@ -201,20 +203,16 @@ pub struct KnownResources;
 
 impl policies_cel::lint::ResourceCatalog for KnownResources {
     fn groups_serving(&self, resource: &str) -> Option<Vec<String>> {
-        let mut groups: Vec<String> = KNOWN
+        let groups: Vec<String> = KNOWN
             .iter()
             .filter(|info| info.resource == resource)
             .map(|info| info.group.to_owned())
             .collect();
-        // Served by two groups, the table lists one.
-        if resource == "events" {
-            groups.push("events.k8s.io".to_owned());
-        }
         (!groups.is_empty()).then_some(groups)
     }
 
     fn knows_group(&self, group: &str) -> bool {
-        group == "events.k8s.io" || KNOWN.iter().any(|info| info.group == group)
+        KNOWN.iter().any(|info| info.group == group)
     }
 }
 

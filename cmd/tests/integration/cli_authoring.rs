@@ -75,28 +75,51 @@ fn explain_prints_the_documented_reference() {
     assert!(stderr(&out).contains("topics are variables, impact"));
 }
 
+/// The visible subcommands, as the tests expect them.
+const SUBCOMMANDS: &[&str] = &[
+    "check",
+    "completion",
+    "eval",
+    "explain",
+    "impact",
+    "install",
+    "lint",
+    "replay",
+    "scaffold",
+    "snapshot",
+    "test",
+    "version",
+];
+
 #[test]
 fn completion_scripts_cover_every_command() {
+    use clap::CommandFactory as _;
+    let real: Vec<String> = suture_plugin::Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    assert_eq!(
+        real, SUBCOMMANDS,
+        "the CLI's subcommands changed: update SUBCOMMANDS"
+    );
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let out = suture().args(["completion", shell]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{shell}");
         let text = stdout(&out);
-        for command in [
-            "check",
-            "completion",
-            "eval",
-            "explain",
-            "impact",
-            "install",
-            "lint",
-            "replay",
-            "scaffold",
-            "snapshot",
-            "test",
-            "version",
-        ] {
-            // Each command's own flag set appears with its name in every script.
-            assert!(text.contains(command), "{shell} completion lacks {command}");
+        for command in SUBCOMMANDS {
+            // What each generator writes for a subcommand (a flag such as --version is not it).
+            let marker = match shell {
+                "bash" => format!("kubectl__suture,{command})"),
+                "zsh" => format!("\n'{command}:"),
+                "fish" => format!("__fish_kubectl_suture_needs_command\" -f -a \"{command}\""),
+                "powershell" => format!("'kubectl-suture;{command}' {{"),
+                _ => format!("&'kubectl-suture;{command}'= {{"),
+            };
+            assert!(
+                text.contains(&marker),
+                "{shell} completion lacks {command} ({marker:?})"
+            );
         }
         assert!(
             text.contains("all-namespaces") && text.contains("strict"),

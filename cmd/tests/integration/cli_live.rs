@@ -287,6 +287,84 @@ fn test_live_judges_suites_without_a_cluster_against_the_live_one() {
 }
 
 #[test]
+fn test_with_only_a_kubeconfig_runs_live() {
+    let (api, _dir, kubeconfig) = cluster("default");
+    let suite = root().join("cmd/tests/fixtures/live/quorum.test.yaml");
+    let implied = run(&[
+        "test",
+        arg(&suite),
+        "--kubeconfig",
+        arg(&kubeconfig),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(
+        implied.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&implied),
+        stderr(&implied)
+    );
+    let paths: Vec<String> = api.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        paths.contains(&"/api/v1/pods".to_owned()),
+        "the whole cluster is read: {paths:?}"
+    );
+    let live = run(&[
+        "test",
+        arg(&suite),
+        "--live",
+        "--kubeconfig",
+        arg(&kubeconfig),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(json(&implied), json(&live));
+}
+
+#[test]
+fn a_suite_naming_its_own_cluster_is_unaffected_by_live() {
+    let (api, _dir, kubeconfig) = cluster("default");
+    // The live suite, judged against an empty cluster of its own: it fails there, where the live
+    // cluster would make it pass.
+    let text = std::fs::read_to_string(root().join("cmd/tests/fixtures/live/quorum.test.yaml")).unwrap();
+    let own = text.replace(
+        "policies: [builtin]\n",
+        "policies: [builtin]\ncluster: [empty.yaml]\n",
+    );
+    assert_ne!(own, text);
+    let dir = crate::common::temp_files(&[
+        ("own.test.yaml", own.as_str()),
+        ("empty.yaml", "apiVersion: v1\nkind: List\nitems: []\n"),
+    ]);
+    let suite = dir.path().join("own.test.yaml");
+    let hermetic = run(&["test", arg(&suite), "-o", "json"]);
+    assert_eq!(
+        hermetic.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&hermetic),
+        stderr(&hermetic)
+    );
+    let live = run(&[
+        "test",
+        arg(&suite),
+        "--live",
+        "--kubeconfig",
+        arg(&kubeconfig),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(live.status.code(), Some(1), "{}{}", stdout(&live), stderr(&live));
+    assert_eq!(json(&live), json(&hermetic));
+    assert!(
+        api.requests().is_empty(),
+        "no selected case needs the live cluster, yet it was read: {:?}",
+        api.requests()
+    );
+}
+
+#[test]
 fn a_snapshot_is_slim_complete_and_judges_as_the_cluster_does() {
     let (_api, dir, kubeconfig) = cluster("default");
     let out = run(&["snapshot", "--kubeconfig", arg(&kubeconfig)]);

@@ -4,74 +4,33 @@
 
 use std::sync::Arc;
 
-use policies_cel::eval::{Outcome, PolicyResult, bindings_of};
-use policies_cel::policy::{Action, FailurePolicy, Policy, PolicyKind, PolicySet};
-use policies_cel::{Decision, Denial};
+use policies_cel::Decision;
+use policies_cel::eval::apply_failure;
+use policies_cel::policy::{FailurePolicy, Policy, PolicySet};
 
 /// The reason of failure-policy denials (answered with code 500).
 pub const FAILURE_REASON: &str = "InternalError";
 
 /// Adds the failurePolicy answer of each of `policies` to `decision`, `why` saying what failed.
 /// Under Fail, the failure goes through each binding's actions as a failed validation would
-/// (Deny denies, Warn warns, Audit only records), as kube-apiserver applies validationActions.
+/// (Deny denies, Warn warns, Audit records the audit annotation), as kube-apiserver applies
+/// validationActions; under Ignore, each policy adds one warning ([`apply_failure`]).
 pub fn apply(decision: &mut Decision, set: &PolicySet, policies: &[Arc<Policy>], why: &str) {
     for policy in policies {
-        let ignored = policy.failure_policy == FailurePolicy::Ignore;
-        let message = if ignored {
+        let message = if policy.failure_policy == FailurePolicy::Ignore {
             format!("{why} (failurePolicy Ignore: allowed without it)")
         } else {
             format!("{why} (failurePolicy Fail)")
         };
-        for (binding, actions) in bindings_of(set, policy) {
-            let binding = binding.map(|b| b.name.clone());
-            if ignored {
-                decision.warnings.push(format!(
-                    "{} '{}' was not evaluated: {message}",
-                    kind_name(policy),
-                    policy.name
-                ));
-            } else {
-                if actions.contains(&Action::Deny) {
-                    decision.denials.push(Denial {
-                        policy: policy.name.clone(),
-                        binding: binding.clone(),
-                        validation: None,
-                        message: message.clone(),
-                        reason: FAILURE_REASON.into(),
-                    });
-                }
-                if actions.contains(&Action::Warn) {
-                    decision.warnings.push(format!(
-                        "{} '{}' could not be evaluated: {message}",
-                        kind_name(policy),
-                        policy.name
-                    ));
-                }
-            }
-            decision.policies.push(PolicyResult {
-                policy: policy.name.clone(),
-                binding,
-                actions,
-                outcome: Outcome::Error {
-                    message: message.clone(),
-                    ignored,
-                },
-            });
-        }
+        apply_failure(decision, set, policy, &message, FAILURE_REASON);
     }
     decision.allowed = decision.denials.is_empty();
-}
-
-fn kind_name(policy: &Policy) -> &'static str {
-    match policy.kind {
-        PolicyKind::SafetyPolicy => "SafetyPolicy",
-        PolicyKind::ValidatingAdmissionPolicy => "ValidatingAdmissionPolicy",
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use policies_cel::eval::{AUDIT_FAILURE_KEY, Outcome};
     use policies_cel::policy::Loader;
 
     const POLICIES: &str = r#"
@@ -143,6 +102,103 @@ spec:
             decision.warnings[0].contains("'advisory'"),
             "{:?}",
             decision.warnings
+        );
+    }
+
+    /// A ValidatingAdmissionPolicy under `failure_policy` with two bindings: one Deny, one Warn
+    /// and Audit.
+    fn two_bindings(failure_policy: &str) -> PolicySet {
+        let text = format!(
+            r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {{name: replicas}}
+spec:
+  failurePolicy: {failure_policy}
+  matchConstraints:
+    resourceRules: [{{apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [deployments]}}]
+  validations: [{{expression: "true"}}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: replicas-deny}}
+spec: {{policyName: replicas, validationActions: [Deny]}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {{name: replicas-warn}}
+spec: {{policyName: replicas, validationActions: [Warn, Audit]}}
+"#
+        );
+        Loader::new()
+            .implicit_bindings(false)
+            .add_str("vap.yaml", &text)
+            .unwrap()
+            .finish()
+            .unwrap()
+    }
+
+    #[test]
+    fn fail_goes_through_each_bindings_actions() {
+        let set = two_bindings("Fail");
+        let mut decision = Decision {
+            allowed: true,
+            ..Decision::default()
+        };
+        apply(&mut decision, &set, &set.policies, "timed out");
+        assert!(!decision.allowed);
+        assert_eq!(decision.denials.len(), 1, "{:?}", decision.denials);
+        assert_eq!(decision.denials[0].binding.as_deref(), Some("replicas-deny"));
+        assert_eq!(decision.denials[0].reason, FAILURE_REASON);
+        assert_eq!(
+            decision.warnings,
+            [
+                "Validation failed for ValidatingAdmissionPolicy 'replicas' with binding 'replicas-warn': \
+              timed out (failurePolicy Fail)"
+            ]
+        );
+        let audit: serde_json::Value =
+            serde_json::from_str(&decision.audit_annotations[AUDIT_FAILURE_KEY]).unwrap();
+        assert_eq!(
+            audit,
+            serde_json::json!([{
+                "message": "timed out (failurePolicy Fail)",
+                "policy": "replicas",
+                "binding": "replicas-warn",
+                "expressionIndex": null,
+                "validationActions": ["Warn", "Audit"],
+            }])
+        );
+        assert_eq!(decision.policies.len(), 2);
+        assert!(
+            decision
+                .policies
+                .iter()
+                .all(|p| matches!(p.outcome, Outcome::Error { ignored: false, .. }))
+        );
+    }
+
+    #[test]
+    fn ignore_warns_once_per_policy_whatever_its_bindings() {
+        let set = two_bindings("Ignore");
+        let mut decision = Decision {
+            allowed: true,
+            ..Decision::default()
+        };
+        apply(&mut decision, &set, &set.policies, "timed out");
+        assert!(decision.allowed, "{:?}", decision.denials);
+        assert_eq!(
+            decision.warnings,
+            ["ValidatingAdmissionPolicy 'replicas' was not evaluated: \
+              timed out (failurePolicy Ignore: allowed without it)"]
+        );
+        assert!(decision.audit_annotations.is_empty());
+        assert_eq!(decision.policies.len(), 2);
+        assert!(
+            decision
+                .policies
+                .iter()
+                .all(|p| matches!(p.outcome, Outcome::Error { ignored: true, .. }))
         );
     }
 }

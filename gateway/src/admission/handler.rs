@@ -11,7 +11,7 @@ use warp::reply::Response;
 
 use crate::admission::body::Body;
 use crate::admission::evaluate::{Evaluator, Judged, Source};
-use crate::admission::parse::{Unreadable, parse};
+use crate::admission::parse::{Unreadable, parse_typed};
 use crate::admission::rejection::status_response;
 use crate::admission::review::ReviewResponse;
 use crate::admission::{prefilter, verdict};
@@ -83,9 +83,9 @@ impl Admission {
         };
         match WireReview::read(&bytes) {
             Some(review) => self.judge(Source::Wire(Box::new(review)), started).await,
-            // Not a plain review: the full parse says precisely what is wrong (or, for an odd
-            // but valid document, judges it).
-            None => match parse(&bytes) {
+            // Not a plain review: the typed parse says precisely what is wrong (or, for an odd
+            // but valid document, judges it); the one-pass reading is not tried again.
+            None => match parse_typed(&bytes) {
                 Ok(request) => self.judge(Source::Parsed(Box::new(request)), started).await,
                 Err(unreadable) => self.unreadable(unreadable, started),
             },

@@ -15,11 +15,18 @@ pub struct Unreadable {
     pub message: String,
 }
 
-/// Parses an AdmissionReview v1 body.
+/// Parses an AdmissionReview v1 body: the one-pass reading, or else [`parse_typed`].
 pub fn parse(body: &[u8]) -> Result<Request, Unreadable> {
-    if let Some(request) = Request::from_wire(body) {
-        return Ok(request);
+    match Request::from_wire(body) {
+        Some(request) => Ok(request),
+        None => parse_typed(body),
     }
+}
+
+/// Parses a body the one-pass reading ([`Request::from_wire`], [`policies_cel::WireReview::read`])
+/// refused: through a JSON tree and `Request::from_review`, whose errors say what is wrong (or
+/// which judges an odd but valid review).
+pub fn parse_typed(body: &[u8]) -> Result<Request, Unreadable> {
     let unreadable = |uid: Option<String>, message: String| Unreadable { uid, message };
     if let Err(error) = std::str::from_utf8(body) {
         return Err(unreadable(
@@ -57,7 +64,11 @@ mod tests {
 
     #[test]
     fn each_kind_of_garbage_gets_its_own_message() {
-        let err = |body: &[u8]| parse(body).unwrap_err();
+        let err = |body: &[u8]| {
+            let error = parse(body).unwrap_err();
+            assert_eq!(parse_typed(body).unwrap_err(), error);
+            error
+        };
         assert!(err(b"{not json").message.contains("not JSON"));
         assert!(err(b"\xff\xfe").message.contains("not UTF-8"));
         assert!(err(b"  ").message.contains("empty"));

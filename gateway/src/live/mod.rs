@@ -4,7 +4,8 @@
 //! One kube-runtime [`watcher`](kube::runtime::watcher()) per kind the impact estimate reads
 //! ([`kinds`]), one per CustomResourceDefinition for its instances ([`crds`]), — unless
 //! disabled — one each for SafetyPolicies, ValidatingAdmissionPolicies and their bindings
-//! ([`policies`]), and one per kind the policies take params of ([`params`]). Model objects are
+//! ([`policies`]), and one per kind the policies take params of ([`params`]), both giving the set
+//! objects without status or resourceVersion and lists as one edit ([`stable`]). Model objects are
 //! stripped on arrival ([`strip`]: no managedFields, no last-applied annotation, no Secret or
 //! ConfigMap values; params keep their values) and projected into the shared
 //! [`LiveModel`](crate::model::LiveModel) ([`sync`]); [`watch`] runs one watch with backoff and
@@ -16,6 +17,7 @@ pub mod crds;
 pub use policies_cel::cluster::api::kinds;
 pub mod params;
 pub mod policies;
+mod stable;
 pub mod strip;
 mod supervisor;
 pub mod sync;

@@ -11,6 +11,7 @@
 //! model current (the last good set keeps serving).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use kube::core::{ApiResource, DynamicObject};
@@ -19,8 +20,8 @@ use policies_cel::cluster::api::kinds;
 use policies_cel::cluster::{ClusterModel, Spec};
 use policies_cel::pack::params::SafetyPackParams;
 use policies_cel::policy::PolicySet;
-use serde_json::Value;
 
+use crate::live::stable::{Listing, Update, stable_text};
 use crate::live::strip::Values;
 use crate::live::watch::{self, Change, Sink, Watch};
 use crate::model::{Feeds, LiveModel};
@@ -74,17 +75,16 @@ pub fn watch_name(kind: &ParamKind) -> String {
     format!("{} {} (params)", kind.1, kind.0)
 }
 
-/// One param kind's watch into the reloader. It keeps its kind's objects and rebuilds the set
-/// only when they change (a status-only update or an identical re-list rebuilds nothing).
+/// One param kind's watch into the reloader. It rebuilds the set only when the kind's objects
+/// change (a status-only update or an identical re-list rebuilds nothing): the reloader's
+/// sources hold the objects, compared there.
 #[derive(Debug)]
 pub struct ParamsSync {
     reloader: Arc<PolicyReloader>,
     /// `apiVersion/kind/`: the keys of this kind's objects.
     prefix: String,
-    /// This kind's objects as the set was last given them.
-    objects: BTreeMap<String, String>,
     /// Objects of the list in progress.
-    listed: Option<BTreeMap<String, String>>,
+    listing: Listing<String>,
 }
 
 impl ParamsSync {
@@ -92,58 +92,32 @@ impl ParamsSync {
         Self {
             reloader,
             prefix: format!("{}/{}/", kind.0, kind.1),
-            objects: BTreeMap::new(),
-            listed: None,
+            listing: Listing::default(),
         }
     }
 
     fn key(&self, namespace: &str, name: &str) -> String {
-        format!("{}{namespace}/{name}", self.prefix)
+        key(&self.prefix, namespace, name)
     }
 
-    /// The object's key and text, without status or resourceVersion (status changes would
-    /// otherwise rebuild the set on every update).
-    fn entry(&self, mut json: Value) -> Option<(String, String)> {
-        let name = json["metadata"]["name"].as_str()?.to_owned();
-        let namespace = json["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if let Some(object) = json.as_object_mut() {
-            object.remove("status");
-        }
-        if let Some(meta) = json["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        Some((self.key(&namespace, &name), json.to_string()))
-    }
-
-    /// Applies `edit` to this kind's objects; rebuilds the set when they changed.
-    fn edit(&mut self, what: &str, edit: impl FnOnce(&mut BTreeMap<String, String>)) {
-        let mut objects = self.objects.clone();
-        edit(&mut objects);
-        if objects == self.objects {
-            return;
-        }
-        let prefix = self.prefix.clone();
-        let given = objects.clone();
-        let result = self.reloader.update_cluster_params(|params| {
-            params.retain(|key, _| !key.starts_with(&prefix));
-            params.extend(given);
-        });
-        match result {
-            Ok(()) => tracing::info!(%what, "params reloaded"),
+    /// Applies `edit` to the cluster's params (it says whether anything changed); the set is
+    /// rebuilt when something did.
+    fn edit(&self, what: &str, edit: impl FnOnce(&mut BTreeMap<String, String>) -> bool) {
+        match self.reloader.update_cluster_params(edit) {
+            Ok(true) => tracing::info!(%what, "params reloaded"),
+            Ok(false) => {}
             Err(error) => tracing::error!(%what, %error,
                 "params failed to load; the last good policy set keeps serving"),
         }
-        self.objects = objects;
     }
 
     /// Removes every object of this kind from the set.
     pub fn clear(&self) {
         let prefix = self.prefix.clone();
         let result = self.reloader.update_cluster_params(|params| {
+            let before = params.len();
             params.retain(|key, _| !key.starts_with(&prefix));
+            params.len() != before
         });
         if let Err(error) = result {
             tracing::error!(%prefix, %error, "params failed to load after a kind was dropped");
@@ -151,34 +125,49 @@ impl ParamsSync {
     }
 }
 
+fn key(prefix: &str, namespace: &str, name: &str) -> String {
+    format!("{prefix}{namespace}/{name}")
+}
+
+/// The objects of `params` whose keys start with `prefix` (all of one kind), in key order.
+fn of_kind<'a>(
+    params: &'a BTreeMap<String, String>,
+    prefix: &'a str,
+) -> impl Iterator<Item = (&'a String, &'a String)> {
+    params
+        .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+        .take_while(move |(key, _)| key.starts_with(prefix))
+}
+
 impl Sink for ParamsSync {
     fn change(&mut self, change: Change) {
-        match change {
-            Change::Listing => self.listed = Some(BTreeMap::new()),
-            Change::Listed(json) => {
-                if let Some((key, text)) = self.entry(json)
-                    && let Some(listed) = self.listed.as_mut()
-                {
-                    listed.insert(key, text);
-                }
-            }
-            Change::ListDone => {
-                let listed = self.listed.take().unwrap_or_default();
-                let what = format!("{}* list", self.prefix);
-                self.edit(&what, |objects| *objects = listed);
-            }
-            Change::Applied(json) => {
-                if let Some((key, text)) = self.entry(json) {
-                    self.edit(&key.clone(), |objects| {
-                        objects.insert(key, text);
-                    });
-                }
-            }
-            Change::Deleted { namespace, name } => {
-                let key = self.key(&namespace, &name);
-                self.edit(&key.clone(), |objects| {
-                    objects.remove(&key);
+        let prefix = self.prefix.as_str();
+        let entry = |json| stable_text(json).map(|s| (key(prefix, &s.namespace, &s.name), s.text));
+        let Some(update) = self.listing.feed(change, entry) else {
+            return;
+        };
+        match update {
+            Update::Listed(listed) => {
+                let prefix = self.prefix.clone();
+                self.edit(&format!("{prefix}* list"), |params| {
+                    if of_kind(params, &prefix).eq(listed.iter()) {
+                        return false;
+                    }
+                    params.retain(|key, _| !key.starts_with(&prefix));
+                    params.extend(listed);
+                    true
                 });
+            }
+            Update::Applied(key, text) => self.edit(&key.clone(), |params| {
+                if params.get(&key) == Some(&text) {
+                    return false;
+                }
+                params.insert(key, text);
+                true
+            }),
+            Update::Deleted { namespace, name } => {
+                let key = self.key(&namespace, &name);
+                self.edit(&key, |params| params.remove(&key).is_some());
             }
         }
     }
@@ -291,5 +280,55 @@ mod tests {
             name: "limits".into(),
         });
         assert!(reloader.store().current().params.is_empty());
+    }
+
+    #[test]
+    fn an_identical_relist_rebuilds_nothing_and_other_kinds_stay() {
+        let reloader = Arc::new(PolicyReloader::start(PolicySources::default()).unwrap());
+        let config_maps = ("v1".to_owned(), "ConfigMap".to_owned());
+        let secrets = ("v1".to_owned(), "Secret".to_owned());
+        let object = |kind: &str, name: &str, version: &str| {
+            json!({"apiVersion": "v1", "kind": kind,
+                "metadata": {"name": name, "namespace": "ops", "resourceVersion": version}})
+        };
+        let list = |sync: &mut ParamsSync, objects: Vec<serde_json::Value>| {
+            sync.change(Change::Listing);
+            for object in objects {
+                sync.change(Change::Listed(object));
+            }
+            sync.change(Change::ListDone);
+        };
+        let generation = || reloader.store().status().generation;
+        let mut secret_sync = ParamsSync::new(reloader.clone(), &secrets);
+        secret_sync.change(Change::Applied(object("Secret", "token", "1")));
+        let mut sync = ParamsSync::new(reloader.clone(), &config_maps);
+        list(
+            &mut sync,
+            vec![object("ConfigMap", "a", "1"), object("ConfigMap", "b", "1")],
+        );
+        assert_eq!(generation(), 3);
+        assert_eq!(reloader.store().current().params.len(), 3);
+        list(
+            &mut sync,
+            vec![object("ConfigMap", "b", "2"), object("ConfigMap", "a", "2")],
+        );
+        assert_eq!(generation(), 3, "an identical re-list rebuilt the set");
+        list(&mut sync, vec![object("ConfigMap", "b", "3")]);
+        assert_eq!(generation(), 4);
+        let names: Vec<_> = reloader
+            .store()
+            .current()
+            .params
+            .iter()
+            .map(|p| p["metadata"]["name"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(names, ["b", "token"]);
+        sync.change(Change::Deleted {
+            namespace: "ops".into(),
+            name: "gone".into(),
+        });
+        assert_eq!(generation(), 4, "deleting an unknown object rebuilt the set");
+        sync.clear();
+        assert_eq!(reloader.store().current().params.len(), 1);
     }
 }

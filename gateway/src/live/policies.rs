@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use kube::core::ApiResource;
 use serde_json::Value;
 
+use crate::live::stable::{Listing, Update, stable_text};
 use crate::live::watch::{Change, Sink};
 use crate::policies::PolicyReloader;
 
@@ -92,7 +93,7 @@ impl ClusterPolicies {
         PolicySync {
             shared: self.clone(),
             kind: kind.to_owned(),
-            listed: None,
+            listing: Listing::default(),
         }
     }
 
@@ -147,44 +148,42 @@ pub struct PolicySync {
     shared: Arc<ClusterPolicies>,
     kind: String,
     /// Objects of the list in progress.
-    listed: Option<BTreeMap<String, Entry>>,
+    listing: Listing<Entry>,
 }
 
 impl PolicySync {
     fn key(&self, name: &str) -> String {
-        format!("{}/{name}", self.kind)
+        key(&self.kind, name)
     }
+}
 
-    /// The object's key and entry, or `None` without a name.
-    fn entry(&self, mut json: Value) -> Option<(String, Entry)> {
-        let name = json["metadata"]["name"].as_str()?.to_owned();
-        if let Some(object) = json.as_object_mut() {
-            object.remove("status");
-        }
-        if let Some(meta) = json["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        let binds = (self.kind == BINDING)
-            .then(|| json["spec"]["policyName"].as_str().map(str::to_owned))
-            .flatten();
-        let text = json.to_string();
-        Some((self.key(&name), Entry { text, binds }))
-    }
+fn key(kind: &str, name: &str) -> String {
+    format!("{kind}/{name}")
+}
+
+/// The key and entry of an object of `kind`, or `None` without a name.
+fn entry(kind: &str, json: Value) -> Option<(String, Entry)> {
+    let binds = (kind == BINDING)
+        .then(|| json["spec"]["policyName"].as_str().map(str::to_owned))
+        .flatten();
+    let stable = stable_text(json)?;
+    Some((
+        key(kind, &stable.name),
+        Entry {
+            text: stable.text,
+            binds,
+        },
+    ))
 }
 
 impl Sink for PolicySync {
     fn change(&mut self, change: Change) {
-        match change {
-            Change::Listing => self.listed = Some(BTreeMap::new()),
-            Change::Listed(json) => {
-                if let Some((key, entry)) = self.entry(json)
-                    && let Some(listed) = self.listed.as_mut()
-                {
-                    listed.insert(key, entry);
-                }
-            }
-            Change::ListDone => {
-                let listed = self.listed.take().unwrap_or_default();
+        let kind = self.kind.as_str();
+        let Some(update) = self.listing.feed(change, |json| entry(kind, json)) else {
+            return;
+        };
+        match update {
+            Update::Listed(listed) => {
                 let prefix = self.key("");
                 let kind = self.kind.clone();
                 self.shared.edit(&format!("{kind} list"), |inner| {
@@ -193,14 +192,12 @@ impl Sink for PolicySync {
                     inner.unlisted.remove(&kind);
                 });
             }
-            Change::Applied(json) => {
-                if let Some((key, entry)) = self.entry(json) {
-                    self.shared.edit(&key.clone(), |inner| {
-                        inner.objects.insert(key, entry);
-                    });
-                }
+            Update::Applied(key, entry) => {
+                self.shared.edit(&key.clone(), |inner| {
+                    inner.objects.insert(key, entry);
+                });
             }
-            Change::Deleted { name, .. } => {
+            Update::Deleted { name, .. } => {
                 let key = self.key(&name);
                 self.shared.edit(&key, |inner| {
                     inner.objects.remove(&key);

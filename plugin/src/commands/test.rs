@@ -37,8 +37,8 @@ pub struct TestArgs {
     pub output: TestOutput,
 
     /// Judge the suites that name no `cluster:` against the live cluster of the kubeconfig
-    /// (read once, whole) instead of an empty cluster; --kubeconfig or --context imply it.
-    /// Without any of the three, suites stay hermetic.
+    /// (read once, whole, and only when a selected case needs it) instead of an empty cluster;
+    /// --kubeconfig or --context imply it. Without any of the three, suites stay hermetic.
     #[arg(long = "live")]
     pub live: bool,
 
@@ -91,16 +91,19 @@ pub fn run(args: &TestArgs, style: Style) -> Result<Exit, Failure> {
         args.paths.clone()
     };
     let suites = suite::load(&paths)?;
-    let selected: usize = suites
-        .iter()
-        .map(|s| {
-            s.cases
-                .iter()
-                .filter(|c| suite::runner::selected(filter.as_ref(), s, &c.name))
-                .count()
-        })
-        .sum();
-    let live = if args.live || args.kube.explicit() {
+    let mut selected = 0;
+    let mut need_cluster = false;
+    for s in &suites {
+        let cases = s
+            .cases
+            .iter()
+            .filter(|c| suite::runner::selected(filter.as_ref(), s, &c.name))
+            .count();
+        selected += cases;
+        // Only the suites that name no `cluster:` are judged against the live one.
+        need_cluster |= cases > 0 && s.cluster.is_empty();
+    }
+    let live = if (args.live || args.kube.explicit()) && need_cluster {
         Some(crate::cluster::live_model(&args.kube)?)
     } else {
         None

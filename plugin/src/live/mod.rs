@@ -1,7 +1,7 @@
 //! Live cluster mode: the cluster read through kube's client instead of a snapshot, for
 //! `check`, `impact`, `test` and `snapshot`.
 //!
-//! A [`Connection`] resolves credentials as kubectl does ([`client`], flags in [`args`]),
+//! Credentials are resolved as kubectl does ([`client`], flags in [`args`]); [`read`] then
 //! reads the cluster-scoped kinds first (Namespaces, Nodes, PersistentVolumes, CRDs), then only
 //! the namespaces and custom resources the request can reach ([`scope`]); every list is paged
 //! and stripped on arrival ([`list`]), with a progress bar on a terminal ([`progress`]).
@@ -27,15 +27,71 @@ pub use scope::{Instances, Namespaces, Scope, Target};
 use crate::exit::Failure;
 use list::{ListError, ListRequest};
 
+/// The credentials live mode would use (see [`credentials`]); exit 2 naming how to give a
+/// kubeconfig when there are none.
+pub fn require_credentials(kube: &KubeArgs) -> Result<Credentials, Failure> {
+    credentials(kube).ok_or_else(|| {
+        Failure::usage(anyhow::anyhow!(
+            "no kubeconfig: give --kubeconfig, set $KUBECONFIG, or create ~/.kube/config"
+        ))
+    })
+}
+
+/// What receives the objects a live read lists.
+pub trait Sink {
+    /// Takes one object, as listed (stripped unless `full`).
+    fn add(&mut self, object: Value);
+}
+
+impl Sink for Vec<Value> {
+    fn add(&mut self, object: Value) {
+        self.push(object);
+    }
+}
+
+impl Sink for ModelSink {
+    fn add(&mut self, object: Value) {
+        ModelSink::add(self, object);
+    }
+}
+
+/// Reads the cluster of `kube` into `sink` through one connection: the cluster-scoped kinds
+/// first, then the namespaced kinds and custom resources of the scope `reach` decides from what
+/// `sink` holds by then and the context's namespace. `full` keeps objects as the API returns
+/// them (`snapshot --full`). Returns the context's namespace (`default` when it names none).
+/// Exit 2 when the cluster cannot be reached or read.
+pub fn read<S: Sink>(
+    kube: &KubeArgs,
+    credentials: &Credentials,
+    full: bool,
+    sink: &mut S,
+    reach: impl FnOnce(&S, &str) -> Scope,
+) -> Result<String, Failure> {
+    let mut connection = Connection::open(kube, credentials, full)?;
+    connection.read_cluster_scoped(&mut |object| sink.add(object))?;
+    let default_namespace = connection.default_namespace().to_owned();
+    let scope = reach(sink, &default_namespace);
+    connection.read_scope(&scope, &mut |object| sink.add(object))?;
+    connection.finish();
+    Ok(default_namespace)
+}
+
+/// A CRD read with the cluster-scoped kinds: the resource its instances are listed through.
+#[derive(Debug, Clone)]
+struct CustomResource {
+    resource: ApiResource,
+    namespaced: bool,
+}
+
 /// An open connection to a cluster and the objects read through it.
-pub struct Connection {
+struct Connection {
     runtime: tokio::runtime::Runtime,
     client: kube::Client,
     bar: progress::Bar,
     /// Keep objects as the API returns them (`snapshot --full`).
     full: bool,
-    /// The CRDs read so far (stripped JSON), for their instances.
-    crds: Vec<Value>,
+    /// The custom resources of the CRDs read so far.
+    crds: Vec<CustomResource>,
     /// Lists of resources the server does not serve, reported once at the end.
     not_served: Vec<String>,
 }
@@ -51,7 +107,7 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Connects with `args` (nothing is read yet). Exit 2 when the kubeconfig cannot be used.
-    pub fn open(args: &KubeArgs, credentials: &Credentials, full: bool) -> Result<Self, Failure> {
+    fn open(args: &KubeArgs, credentials: &Credentials, full: bool) -> Result<Self, Failure> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -71,12 +127,12 @@ impl Connection {
     }
 
     /// The namespace of the kubeconfig's context (`default` when it names none).
-    pub fn default_namespace(&self) -> &str {
+    fn default_namespace(&self) -> &str {
         self.client.default_namespace()
     }
 
     /// Reads the cluster-scoped kinds into `sink`.
-    pub fn read_cluster_scoped(&mut self, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
+    fn read_cluster_scoped(&mut self, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
         let resources: Vec<ApiResource> = kinds::builtin()
             .into_iter()
             .filter(|r| kinds::is_cluster_scoped(&r.kind))
@@ -91,8 +147,11 @@ impl Connection {
                 full: self.full,
             })?;
             for object in objects {
-                if is_crd {
-                    self.crds.push(object.clone());
+                if is_crd && let Some((_, resource)) = instance_resource(&object) {
+                    self.crds.push(CustomResource {
+                        resource,
+                        namespaced: object["spec"]["scope"] == "Namespaced",
+                    });
                 }
                 sink(object);
             }
@@ -101,25 +160,15 @@ impl Connection {
     }
 
     /// Reads the namespaced kinds and custom resources of `scope` into `sink`.
-    pub fn read_scope(&mut self, scope: &Scope, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
+    fn read_scope(&mut self, scope: &Scope, sink: &mut dyn FnMut(Value)) -> Result<(), Failure> {
         let namespaced: Vec<ApiResource> = kinds::builtin()
             .into_iter()
             .filter(|r| !kinds::is_cluster_scoped(&r.kind))
             .collect();
-        let instances: Vec<(ApiResource, bool)> = self
-            .crds
-            .iter()
-            .filter(|crd| match &scope.instances {
-                Instances::All => true,
-                Instances::Of(names) => crd["metadata"]["name"]
-                    .as_str()
-                    .is_some_and(|n| names.contains(n)),
-            })
-            .filter_map(|crd| {
-                let (_, resource) = instance_resource(crd)?;
-                Some((resource, crd["spec"]["scope"] == "Namespaced"))
-            })
-            .collect();
+        let instances: &[CustomResource] = match scope.instances {
+            Instances::All => &self.crds,
+            Instances::None => &[],
+        };
         let namespaces: Vec<Option<String>> = match &scope.namespaces {
             Namespaces::All => vec![None],
             Namespaces::Only(names) => names.iter().cloned().map(Some).collect(),
@@ -129,15 +178,13 @@ impl Connection {
             for resource in &namespaced {
                 requests.push((resource.clone(), namespace.clone(), false));
             }
-            for (resource, namespaced) in &instances {
-                if *namespaced {
-                    requests.push((resource.clone(), namespace.clone(), true));
-                }
+            for crd in instances.iter().filter(|crd| crd.namespaced) {
+                requests.push((crd.resource.clone(), namespace.clone(), true));
             }
         }
-        for (resource, namespaced) in &instances {
-            if !namespaced && !namespaces.is_empty() {
-                requests.push((resource.clone(), None, true));
+        if !namespaces.is_empty() {
+            for crd in instances.iter().filter(|crd| !crd.namespaced) {
+                requests.push((crd.resource.clone(), None, true));
             }
         }
         self.bar.plan(requests.len());
@@ -154,7 +201,7 @@ impl Connection {
     }
 
     /// Ends the reads: clears the bar and warns of resources the server does not serve.
-    pub fn finish(&self) {
+    fn finish(&self) {
         self.bar.finish();
         for what in &self.not_served {
             eprintln!("warning: the API server does not serve {what}; read as empty");

@@ -26,13 +26,13 @@ pub enum Namespaces {
     Only(BTreeSet<String>),
 }
 
-/// Which CRDs' instances are listed (metadata only), in the scope's namespaces.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Whether custom resources are listed (metadata only), in the scope's namespaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Instances {
-    /// Every CRD's.
+    /// Every CRD's instances.
     All,
-    /// These CRDs' (by CRD name, `plural.group`).
-    Of(BTreeSet<String>),
+    /// No custom resources.
+    None,
 }
 
 /// What to list.
@@ -55,7 +55,7 @@ impl Scope {
     pub fn nothing() -> Self {
         Scope {
             namespaces: Namespaces::Only(BTreeSet::new()),
-            instances: Instances::Of(BTreeSet::new()),
+            instances: Instances::None,
         }
     }
 
@@ -63,7 +63,7 @@ impl Scope {
     pub fn namespaces(namespaces: impl IntoIterator<Item = String>) -> Self {
         Scope {
             namespaces: Namespaces::Only(namespaces.into_iter().collect()),
-            instances: Instances::Of(BTreeSet::new()),
+            instances: Instances::None,
         }
     }
 

@@ -47,21 +47,16 @@ pub struct WhatIfArgs {
     /// Groups of the --as user (repeatable)
     #[arg(long = "as-group", value_name = "GROUP")]
     pub as_group: Vec<String>,
-
-    /// The namespace when neither `-n` nor a manifest names one: the kubeconfig context's in
-    /// live mode (not a flag).
-    #[arg(skip)]
-    pub default_namespace: Option<String>,
 }
 
 impl WhatIfArgs {
     /// The namespace of a namespaced what-if object: `-n`, else the manifest's (`manifest`),
-    /// else the context's in live mode, else `default`.
-    pub fn namespace_for(&self, manifest: Option<&str>) -> String {
+    /// else `default_namespace` (the kubeconfig context's in live mode), else `default`.
+    pub fn namespace_for(&self, manifest: Option<&str>, default_namespace: Option<&str>) -> String {
         self.namespace
             .as_deref()
             .or(manifest)
-            .or(self.default_namespace.as_deref())
+            .or(default_namespace)
             .unwrap_or("default")
             .to_owned()
     }

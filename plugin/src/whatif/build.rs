@@ -12,8 +12,24 @@ use crate::review::{
 };
 use crate::whatif::args::{DEFAULT_AS, OperationArg, WhatIfArgs};
 
-/// The request for an action (`delete TYPE/NAME`, `scale TYPE/NAME`, `evict pod/NAME`).
-pub fn action(args: &WhatIfArgs, cluster: &dyn ClusterView) -> anyhow::Result<RequestSpec> {
+/// What a what-if action names: `delete TYPE/NAME` and the like, its type resolved against
+/// `cluster` (its CRDs), in `-n`'s namespace, else `default_namespace`, when the kind is
+/// namespaced.
+#[derive(Debug, Clone)]
+pub struct ActionTarget<'a> {
+    pub verb: &'a str,
+    pub kind: KindRef,
+    /// `None` for cluster-scoped kinds.
+    pub namespace: Option<String>,
+    pub name: &'a str,
+}
+
+/// The target of `args.action`; an error says what is wrong with the action.
+pub fn action_target<'a>(
+    args: &'a WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> anyhow::Result<ActionTarget<'a>> {
     let [verb, target] = args.action.as_slice() else {
         bail!("a what-if action is `delete TYPE/NAME`, `scale TYPE/NAME --replicas N` or `evict pod/NAME`");
     };
@@ -26,11 +42,33 @@ pub fn action(args: &WhatIfArgs, cluster: &dyn ClusterView) -> anyhow::Result<Re
             "unknown resource type {type_name:?} (not built in, and no CRD for it in the --cluster snapshot)"
         )
     })?;
-    let namespace = kind.namespaced.then(|| args.namespace_for(None));
+    let namespace = kind
+        .namespaced
+        .then(|| args.namespace_for(None, default_namespace));
+    Ok(ActionTarget {
+        verb,
+        kind,
+        namespace,
+        name,
+    })
+}
+
+/// The request for an action (`delete TYPE/NAME`, `scale TYPE/NAME`, `evict pod/NAME`).
+pub fn action(
+    args: &WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> anyhow::Result<RequestSpec> {
+    let ActionTarget {
+        verb,
+        kind,
+        namespace,
+        name,
+    } = action_target(args, default_namespace, cluster)?;
     let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), name);
     let metadata = json!({"name": name, "namespace": namespace});
     let mut spec = base(args, &kind, namespace.clone(), name);
-    match verb.as_str() {
+    match verb {
         "delete" => {
             spec.operation = Some(Operation::Delete);
             spec.old_object = Some(stored.unwrap_or_else(|| object_of(&kind, metadata)));
@@ -72,7 +110,12 @@ pub fn action(args: &WhatIfArgs, cluster: &dyn ClusterView) -> anyhow::Result<Re
 }
 
 /// The request for a plain manifest given with `-f`.
-pub fn manifest(args: &WhatIfArgs, object: Json, cluster: &dyn ClusterView) -> anyhow::Result<RequestSpec> {
+pub fn manifest(
+    args: &WhatIfArgs,
+    default_namespace: Option<&str>,
+    object: Json,
+    cluster: &dyn ClusterView,
+) -> anyhow::Result<RequestSpec> {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind_name = object["kind"].as_str().unwrap_or_default();
     let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
@@ -82,7 +125,7 @@ pub fn manifest(args: &WhatIfArgs, object: Json, cluster: &dyn ClusterView) -> a
     let kind = manifest_kind(cluster, api_version, kind_name);
     let namespace = kind
         .namespaced
-        .then(|| args.namespace_for(object["metadata"]["namespace"].as_str()));
+        .then(|| args.namespace_for(object["metadata"]["namespace"].as_str(), default_namespace));
     let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), &name);
     let operation = match args.operation {
         Some(OperationArg::Create) => Operation::Create,

@@ -70,15 +70,23 @@ impl Subject {
 }
 
 /// The request to judge: an AdmissionReview as given, or the one kube-apiserver would send for a
-/// manifest or an action, built against `cluster`.
-pub fn request(subject: &Subject, args: &WhatIfArgs, cluster: &dyn ClusterView) -> Result<Request, Failure> {
+/// manifest or an action, built against `cluster`; an object that names no namespace (and no
+/// `-n`) is in `default_namespace` (the context's in live mode), else `default`.
+pub fn request(
+    subject: &Subject,
+    args: &WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> Result<Request, Failure> {
     let spec = match subject {
         Subject::Review { name, review } => {
             return Request::from_review(review.clone()).map_err(|e| Failure::usage(anyhow!("{name}: {e}")));
         }
-        Subject::Manifest { name, object } => build::manifest(args, object.clone(), cluster)
-            .map_err(|e| Failure::usage(e.context(name.clone())))?,
-        Subject::Action => build::action(args, cluster).map_err(Failure::usage)?,
+        Subject::Manifest { name, object } => {
+            build::manifest(args, default_namespace, object.clone(), cluster)
+                .map_err(|e| Failure::usage(e.context(name.clone())))?
+        }
+        Subject::Action => build::action(args, default_namespace, cluster).map_err(Failure::usage)?,
     };
     let review = build_review(&spec).map_err(|e| Failure::usage(anyhow!("{e}")))?;
     Request::from_review(review).map_err(|e| Failure::usage(anyhow!("{e}")))

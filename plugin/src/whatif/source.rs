@@ -50,14 +50,19 @@ impl RequestArgs {
                 "--cluster judges against a snapshot; --kubeconfig, --context and -A are for the live cluster: give one or the other"
             )));
         }
-        let (cluster, what_if) = cluster::for_request(
+        let (cluster, default_namespace) = cluster::for_request(
             &self.cluster,
             &self.kube,
             self.all_namespaces,
             subject,
             &self.what_if,
         )?;
-        let request = whatif::request(subject, &what_if, cluster.as_ref())?;
+        let request = whatif::request(
+            subject,
+            &self.what_if,
+            default_namespace.as_deref(),
+            cluster.as_ref(),
+        )?;
         Ok((cluster, request))
     }
 }

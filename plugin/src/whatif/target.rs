@@ -4,14 +4,20 @@
 use policies_cel::ClusterView;
 use serde_json::Value as Json;
 
-use crate::known_kinds::{self, KindRef};
+use crate::known_kinds::KindRef;
 use crate::live::Target;
-use crate::whatif::build::manifest_kind;
+use crate::whatif::build::{action_target, manifest_kind};
 use crate::whatif::{Subject, WhatIfArgs};
 
-/// The target of `subject`, resolving type names against `cluster` (its CRDs). `None` when it
-/// cannot be told (an unknown type: building the request reports it).
-pub fn target(subject: &Subject, args: &WhatIfArgs, cluster: &dyn ClusterView) -> Option<Target> {
+/// The target of `subject`, resolving type names against `cluster` (its CRDs), namespaced objects
+/// that name no namespace in `default_namespace` (else `default`). `None` when it cannot be told
+/// (an unknown type: building the request reports it).
+pub fn target(
+    subject: &Subject,
+    args: &WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> Option<Target> {
     match subject {
         Subject::Review { review, .. } => {
             let request = &review["request"];
@@ -35,14 +41,12 @@ pub fn target(subject: &Subject, args: &WhatIfArgs, cluster: &dyn ClusterView) -
             let kind = manifest_kind(cluster, object["apiVersion"].as_str()?, object["kind"].as_str()?);
             let namespace = kind
                 .namespaced
-                .then(|| args.namespace_for(object["metadata"]["namespace"].as_str()));
+                .then(|| args.namespace_for(object["metadata"]["namespace"].as_str(), default_namespace));
             Some(of_kind(kind, namespace, object["metadata"]["name"].as_str()?))
         }
         Subject::Action => {
-            let (type_name, name) = args.action.get(1)?.split_once('/')?;
-            let kind = known_kinds::by_type_name(cluster, type_name)?;
-            let namespace = kind.namespaced.then(|| args.namespace_for(None));
-            Some(of_kind(kind, namespace, name))
+            let action = action_target(args, default_namespace, cluster).ok()?;
+            Some(of_kind(action.kind, action.namespace, action.name))
         }
     }
 }
@@ -77,6 +81,7 @@ mod tests {
         let target = target(
             &Subject::Action,
             &args(&["scale", "sts/zk"], Some("coordination")),
+            Some("context-namespace"),
             &EmptyCluster,
         )
         .unwrap();
@@ -92,6 +97,7 @@ mod tests {
         let node = super::target(
             &Subject::Action,
             &args(&["delete", "node/pool-3"], Some("x")),
+            None,
             &EmptyCluster,
         )
         .unwrap();
@@ -100,10 +106,19 @@ mod tests {
             super::target(
                 &Subject::Action,
                 &args(&["delete", "widget/w"], None),
+                None,
                 &EmptyCluster
             )
             .is_none()
         );
+        let in_context = super::target(
+            &Subject::Action,
+            &args(&["delete", "sts/zk"], None),
+            Some("coordination"),
+            &EmptyCluster,
+        )
+        .unwrap();
+        assert_eq!(in_context.namespace.as_deref(), Some("coordination"));
     }
 
     #[test]
@@ -113,7 +128,7 @@ mod tests {
             review: json!({"request": {"resource": {"group": "apps", "version": "v1", "resource": "statefulsets"},
                 "namespace": "mq", "name": "rabbit"}}),
         };
-        let target = target(&review, &WhatIfArgs::default(), &EmptyCluster).unwrap();
+        let target = target(&review, &WhatIfArgs::default(), None, &EmptyCluster).unwrap();
         assert_eq!(
             (target.resource.as_str(), target.namespace.as_deref()),
             ("statefulsets", Some("mq"))
@@ -122,8 +137,22 @@ mod tests {
             name: "m".into(),
             object: json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}),
         };
-        let target = super::target(&manifest, &WhatIfArgs::default(), &EmptyCluster).unwrap();
+        let target = super::target(&manifest, &WhatIfArgs::default(), None, &EmptyCluster).unwrap();
         assert_eq!(target.namespace.as_deref(), Some("default"));
         assert_eq!(target.resource, "deployments");
+        let in_context =
+            super::target(&manifest, &WhatIfArgs::default(), Some("web"), &EmptyCluster).unwrap();
+        assert_eq!(in_context.namespace.as_deref(), Some("web"));
+        let in_own = Subject::Manifest {
+            name: "m".into(),
+            object: json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "shop"}}),
+        };
+        let target = super::target(&in_own, &WhatIfArgs::default(), Some("web"), &EmptyCluster).unwrap();
+        assert_eq!(
+            target.namespace.as_deref(),
+            Some("shop"),
+            "the manifest's namespace first"
+        );
     }
 }

@@ -109,6 +109,14 @@ pub(crate) enum Kind {
         target: Box<Node>,
         regex: Arc<Regex>,
     },
+    /// `find` (`all` false) or `findAll` (`all` true, with its optional `limit`) with a pattern
+    /// fixed at compile time.
+    FindConst {
+        target: Box<Node>,
+        regex: Arc<Regex>,
+        all: bool,
+        limit: Option<Box<Node>>,
+    },
     Call {
         builtin: Builtin,
         target: Option<Box<Node>>,

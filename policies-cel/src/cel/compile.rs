@@ -20,6 +20,14 @@ const MAX_RECURSION_DEPTH: u16 = 96;
 /// Longest expression accepted, in bytes (Kubernetes bounds expressions at 5 KiB).
 const MAX_SOURCE_LEN: usize = 64 * 1024;
 
+/// The parser of every expression (the compiler's, and the lint's): optional syntax on, nesting
+/// bounded by [`MAX_RECURSION_DEPTH`].
+pub(crate) fn parser() -> Parser {
+    Parser::new()
+        .enable_optional_syntax(true)
+        .max_recursion_depth(MAX_RECURSION_DEPTH)
+}
+
 pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> {
     if source.len() > MAX_SOURCE_LEN {
         return Err(CompileError::new(
@@ -35,9 +43,7 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
     if source.trim().is_empty() {
         return Err(CompileError::new("expression is empty", source, 0, 0));
     }
-    let parsed = Parser::new()
-        .enable_optional_syntax(true)
-        .max_recursion_depth(MAX_RECURSION_DEPTH)
+    let parsed = parser()
         .parse(source)
         .map_err(|errors| parse_error(source, &errors))?;
     let mut lowering = Lowering {
@@ -259,9 +265,19 @@ impl Lowering<'_> {
                     });
                 }
             }
-            ("find" | "findAll", Some(_), 1 | 2) => {
-                if let Some(pattern) = literal_pattern(args.first()) {
-                    self.regex(&pattern)?;
+            ("find" | "findAll", Some(target), _) => {
+                if let Some(pattern) = literal_pattern(regex_pattern(call)) {
+                    let regex = self.regex(&pattern)?;
+                    let limit = match args.get(1) {
+                        Some(limit) => Some(self.boxed(limit)?),
+                        None => None,
+                    };
+                    return Ok(Kind::FindConst {
+                        target: self.boxed(target)?,
+                        regex,
+                        all: name == "findAll",
+                        limit,
+                    });
                 }
             }
             _ => {}
@@ -525,5 +541,39 @@ pub(crate) fn regex_pattern(call: &CallExpr) -> Option<&IdedExpr> {
         ("matches" | "find", true, 1) | ("findAll", true, 1 | 2) => call.args.first(),
         ("matches", false, 2) => call.args.get(1),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_patterns_are_compiled_once_for_every_regex_function() {
+        let env = Env::admission();
+        let kind = |source: &str| compile(&env, source).map(|program| program.node.kind);
+        assert!(matches!(kind("'a'.matches('^a')"), Ok(Kind::MatchesConst { .. })));
+        assert!(matches!(
+            kind("matches('a', '^a')"),
+            Ok(Kind::MatchesConst { .. })
+        ));
+        assert!(matches!(
+            kind("'a1'.find('[0-9]')"),
+            Ok(Kind::FindConst {
+                all: false,
+                limit: None,
+                ..
+            })
+        ));
+        assert!(matches!(
+            kind("'a1'.findAll('[0-9]', 2)"),
+            Ok(Kind::FindConst {
+                all: true,
+                limit: Some(_),
+                ..
+            })
+        ));
+        // A pattern known only at run time goes to the library, compiled on every call.
+        assert!(matches!(kind("'a1'.find(string(1))"), Ok(Kind::Bridge { .. })));
     }
 }

@@ -238,6 +238,19 @@ impl Frame<'_> {
                 }
                 other => Err(EvalError::overload(format!("matches on {}", type_name(&other)))),
             },
+            Kind::FindConst {
+                target,
+                regex,
+                all,
+                limit,
+            } => {
+                let subject = self.eval(target)?;
+                let limit = match limit {
+                    Some(limit) => Some(self.eval(limit)?),
+                    None => None,
+                };
+                find_const(&subject, regex, *all, limit.as_ref(), self.budget)
+            }
             Kind::Call {
                 builtin,
                 target,
@@ -386,4 +399,43 @@ impl crate::cel::upstream::objects::Opaque for ErrorValue {
 /// True for comprehensions whose step is a logical operator (`all`, `exists`).
 fn absorbs_errors(c: &Comprehension) -> bool {
     matches!(c.loop_step.kind, Kind::And(..) | Kind::Or(..))
+}
+
+/// `find` / `findAll` with a compiled pattern, answering as the `kube-cel` library does: the first
+/// match (or `""`); every match, or the first `limit` of them (all when negative).
+fn find_const(
+    subject: &Value,
+    regex: &regex::Regex,
+    all: bool,
+    limit: Option<&Value>,
+    budget: &Budget,
+) -> Result<Value, EvalError> {
+    let name = if all { "findAll" } else { "find" };
+    let Value::String(text) = subject else {
+        return Err(EvalError::overload(format!("{name} on {}", type_name(subject))));
+    };
+    budget.charge_len(text.len())?;
+    if !all {
+        let found = regex
+            .find(text)
+            .map(|m| m.as_str().to_owned())
+            .unwrap_or_default();
+        return Ok(Value::String(Arc::new(found)));
+    }
+    let limit = match limit {
+        None => usize::MAX,
+        Some(Value::Int(n)) => usize::try_from(*n).unwrap_or(usize::MAX),
+        Some(other) => {
+            return Err(EvalError::overload(format!(
+                "findAll limit of type {}",
+                type_name(other)
+            )));
+        }
+    };
+    let found: Vec<Value> = regex
+        .find_iter(text)
+        .take(limit)
+        .map(|m| Value::String(Arc::new(m.as_str().to_owned())))
+        .collect();
+    Ok(Value::List(Arc::new(found)))
 }

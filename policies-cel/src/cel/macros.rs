@@ -162,6 +162,9 @@ pub(crate) fn reads_local(node: &Node, slot: usize) -> bool {
         }
         Kind::Not(x) | Kind::Neg(x) | Kind::NotStrictlyFalse(x) => reads_local(x, slot),
         Kind::MatchesConst { target, .. } => reads_local(target, slot),
+        Kind::FindConst { target, limit, .. } => {
+            reads_local(target, slot) || limit.as_deref().is_some_and(|limit| reads_local(limit, slot))
+        }
         Kind::Index { operand, index } | Kind::OptIndex { operand, index } => {
             reads_local(operand, slot) || reads_local(index, slot)
         }

@@ -75,24 +75,9 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         annotations,
         terminating,
     } = identity;
-    let spec = match (group, kind) {
-        ("", "Pod") => Spec::Pod(pod::project(root, &name, model)?),
-        ("apps", "Deployment") => workload::deployment(root, model)?,
-        ("apps", "ReplicaSet") => workload::replica_set(root, model)?,
-        ("apps", "StatefulSet") => workload::stateful_set(root, model)?,
-        ("apps", "DaemonSet") => workload::daemon_set(root, model)?,
-        ("batch", "Job") => workload::job(root, model)?,
-        ("policy", "PodDisruptionBudget") => workload::disruption_budget(root, model)?,
-        ("", "Service") => resources::service(root, model)?,
-        ("discovery.k8s.io", "EndpointSlice") => resources::endpoint_slice(root, &labels, model)?,
-        ("", "PersistentVolumeClaim") => resources::claim(root, model)?,
-        ("", "PersistentVolume") => resources::volume(root, model)?,
-        ("", "Node") => resources::node(root, model)?,
-        ("", "Namespace") => Spec::Namespace,
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => resources::definition(root, model)?,
-        ("", "ConfigMap") => resources::config_map(root, model)?,
-        ("", "Secret") => resources::secret(root, model)?,
-        _ => Spec::Other,
+    let spec = match PROJECTED.iter().find(|p| p.group == group && p.kind == kind) {
+        Some(projected) => (projected.spec)(root, &name, &labels, model)?,
+        None => Spec::Other,
     };
     let key = ObjectKey {
         group: model.intern(group),
@@ -111,6 +96,105 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         spec,
     };
     Ok(object)
+}
+
+/// A kind projected into a spec of its own.
+struct Projected {
+    group: &'static str,
+    kind: &'static str,
+    /// Reads the spec from the object, given its name and labels.
+    spec: for<'a> fn(Fields<'a>, &str, &Labels, &mut ClusterModel) -> Result<Spec>,
+}
+
+/// Every kind projected into a spec of its own; any other is [`Spec::Other`]. The one list of
+/// them: a live model watches each ([`kinds::builtin`](crate::cluster::api::kinds::builtin)).
+const PROJECTED: &[Projected] = &[
+    Projected {
+        group: "",
+        kind: "Pod",
+        spec: |root, name, _, model| Ok(Spec::Pod(pod::project(root, name, model)?)),
+    },
+    Projected {
+        group: "apps",
+        kind: "Deployment",
+        spec: |root, _, _, model| workload::deployment(root, model),
+    },
+    Projected {
+        group: "apps",
+        kind: "ReplicaSet",
+        spec: |root, _, _, model| workload::replica_set(root, model),
+    },
+    Projected {
+        group: "apps",
+        kind: "StatefulSet",
+        spec: |root, _, _, model| workload::stateful_set(root, model),
+    },
+    Projected {
+        group: "apps",
+        kind: "DaemonSet",
+        spec: |root, _, _, model| workload::daemon_set(root, model),
+    },
+    Projected {
+        group: "batch",
+        kind: "Job",
+        spec: |root, _, _, model| workload::job(root, model),
+    },
+    Projected {
+        group: "policy",
+        kind: "PodDisruptionBudget",
+        spec: |root, _, _, model| workload::disruption_budget(root, model),
+    },
+    Projected {
+        group: "",
+        kind: "Service",
+        spec: |root, _, _, model| resources::service(root, model),
+    },
+    Projected {
+        group: "discovery.k8s.io",
+        kind: "EndpointSlice",
+        spec: |root, _, labels, model| resources::endpoint_slice(root, labels, model),
+    },
+    Projected {
+        group: "",
+        kind: "PersistentVolumeClaim",
+        spec: |root, _, _, model| resources::claim(root, model),
+    },
+    Projected {
+        group: "",
+        kind: "PersistentVolume",
+        spec: |root, _, _, model| resources::volume(root, model),
+    },
+    Projected {
+        group: "",
+        kind: "Node",
+        spec: |root, _, _, model| resources::node(root, model),
+    },
+    Projected {
+        group: "",
+        kind: "Namespace",
+        spec: |_, _, _, _| Ok(Spec::Namespace),
+    },
+    Projected {
+        group: "apiextensions.k8s.io",
+        kind: "CustomResourceDefinition",
+        spec: |root, _, _, model| resources::definition(root, model),
+    },
+    Projected {
+        group: "",
+        kind: "ConfigMap",
+        spec: |root, _, _, model| resources::config_map(root, model),
+    },
+    Projected {
+        group: "",
+        kind: "Secret",
+        spec: |root, _, _, model| resources::secret(root, model),
+    },
+];
+
+/// The API group and kind of every kind projected into a spec of its own.
+#[cfg(test)]
+pub(crate) fn projected_kinds() -> impl Iterator<Item = (&'static str, &'static str)> {
+    PROJECTED.iter().map(|p| (p.group, p.kind))
 }
 
 /// What `metadata` contributes besides the owners.

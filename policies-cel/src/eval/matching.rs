@@ -211,7 +211,7 @@ pub(crate) fn rule_matches(
 }
 
 /// The resources field of a rule: `*`, `*/*`, `pods`, `pods/*`, `*/scale`, `pods/eviction`.
-fn resource_listed(patterns: &[String], resource: &str, subresource: &str) -> bool {
+pub(crate) fn resource_listed(patterns: &[String], resource: &str, subresource: &str) -> bool {
     patterns.iter().any(|pattern| {
         let (res, sub) = pattern.split_once('/').unwrap_or((pattern, ""));
         (res == "*" || res == resource) && (sub == "*" || sub == subresource)

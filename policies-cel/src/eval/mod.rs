@@ -88,17 +88,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
             });
         }
     }
-    let Verdict {
-        mut decision,
-        audit_failures,
-    } = verdict;
-    if !audit_failures.is_empty() {
-        decision.audit_annotations.insert(
-            AUDIT_FAILURE_KEY.to_owned(),
-            serde_json::Value::Array(audit_failures).to_string(),
-        );
-    }
-    decision.allowed = decision.denials.is_empty();
+    let mut decision = verdict.finish();
     // The estimate the policies read, for reports and decision logs (never computed again).
     decision.impact = impact
         .into_inner()
@@ -140,15 +130,6 @@ impl Context<'_> {
             })
             .clone()
     }
-
-    /// A params object of the set as a CEL value.
-    fn param_value(&self, object: &serde_json::Value) -> Value {
-        let index = self.set.params.iter().position(|p| std::ptr::eq(p, object));
-        match index.and_then(|index| self.set.params.value(index)) {
-            Some(value) => value.clone(),
-            None => from_json(object),
-        }
-    }
 }
 
 /// A policy judged through one binding (`None`: self-bound or the offline implicit binding).
@@ -163,6 +144,74 @@ struct Pair<'a, 'b> {
 pub(crate) struct Verdict {
     pub(crate) decision: Decision,
     audit_failures: Vec<serde_json::Value>,
+}
+
+impl Verdict {
+    /// The decision, with the Audit failures recorded under [`AUDIT_FAILURE_KEY`] (after any
+    /// already there) and `allowed` set from the denials.
+    fn finish(self) -> Decision {
+        let Verdict {
+            mut decision,
+            audit_failures,
+        } = self;
+        if !audit_failures.is_empty() {
+            let mut recorded: Vec<serde_json::Value> = decision
+                .audit_annotations
+                .get(AUDIT_FAILURE_KEY)
+                .and_then(|text| serde_json::from_str(text).ok())
+                .unwrap_or_default();
+            recorded.extend(audit_failures);
+            decision.audit_annotations.insert(
+                AUDIT_FAILURE_KEY.to_owned(),
+                serde_json::Value::Array(recorded).to_string(),
+            );
+        }
+        decision.allowed = decision.denials.is_empty();
+        decision
+    }
+}
+
+/// Adds to `decision` the answer for `policy` when it could not be evaluated at all (a timeout,
+/// an internal error, a stale cluster model), `message` saying why. Under failurePolicy Fail the
+/// failure goes through each binding's actions as a failed validation would, as kube-apiserver
+/// applies validationActions: Deny denies with `reason`, Warn warns, Audit records the failure
+/// under [`AUDIT_FAILURE_KEY`]. Under Ignore the request is allowed with one warning for the
+/// policy. Either way each binding gets an [`Outcome::Error`]; `decision.allowed` is set from
+/// the denials.
+pub fn apply_failure(decision: &mut Decision, set: &PolicySet, policy: &Policy, message: &str, reason: &str) {
+    let ignored = policy.failure_policy == FailurePolicy::Ignore;
+    let mut verdict = Verdict {
+        decision: std::mem::take(decision),
+        audit_failures: Vec::new(),
+    };
+    let bindings = bindings_of(set, policy);
+    if ignored && !bindings.is_empty() {
+        verdict.decision.warnings.push(format!(
+            "{} '{}' was not evaluated: {message}",
+            kind_name(policy),
+            policy.name
+        ));
+    }
+    let violation = Violation {
+        validation: None,
+        message: message.to_owned(),
+        reason: reason.to_owned(),
+    };
+    for (binding, actions) in bindings {
+        if !ignored {
+            apply_actions(&mut verdict, policy, binding, &actions, &violation);
+        }
+        verdict.decision.policies.push(PolicyResult {
+            policy: policy.name.clone(),
+            binding: binding.map(|b| b.name.clone()),
+            actions,
+            outcome: Outcome::Error {
+                message: message.to_owned(),
+                ignored,
+            },
+        });
+    }
+    *decision = verdict.finish();
 }
 
 /// Judges one pair, adding its denials, warnings and annotations to `verdict`.
@@ -187,7 +236,7 @@ fn judge<'a>(
     }
     let param_objects: Vec<Value> = match params::choose(context.set, policy, binding, context.namespace) {
         ParamChoice::None => vec![Value::Null],
-        ParamChoice::Objects(objects) => objects.into_iter().map(|o| context.param_value(o)).collect(),
+        ParamChoice::Objects(values) => values.into_iter().cloned().collect(),
         ParamChoice::Skip => return Outcome::NotMatched,
         ParamChoice::NotFound(message) => return policy_error(verdict, pair, message, false),
     };

@@ -2,6 +2,7 @@
 
 use serde_json::Value as Json;
 
+use crate::cel::Value;
 use crate::eval::selector;
 use crate::policy::{Binding, Policy, PolicySet};
 
@@ -10,8 +11,8 @@ use crate::policy::{Binding, Policy, PolicySet};
 pub(crate) enum ParamChoice<'a> {
     /// The policy takes no params (or none were given offline): evaluate once with `params` null.
     None,
-    /// Evaluate once per object.
-    Objects(Vec<&'a Json>),
+    /// Evaluate once per object, given as its CEL value (converted when the set was loaded).
+    Objects(Vec<&'a Value>),
     /// The binding names params that do not exist and `parameterNotFoundAction` is Deny.
     NotFound(String),
     /// The binding names params that do not exist and `parameterNotFoundAction` is Allow.
@@ -42,27 +43,32 @@ pub(crate) fn choose<'a>(
     let Some(param_kind) = &policy.param_kind else {
         return ParamChoice::None;
     };
-    let of_kind: Vec<&Json> = set.params.iter().filter(|p| has_kind(p, param_kind)).collect();
+    let of_kind: Vec<(&Json, &Value)> = set
+        .params
+        .with_values()
+        .filter(|(p, _)| has_kind(p, param_kind))
+        .collect();
     let Some(param_ref) = binding.and_then(|b| b.param_ref.as_ref()) else {
         // Offline, without a binding: every loaded object of the kind, or null when none.
         return if of_kind.is_empty() {
             ParamChoice::None
         } else {
-            ParamChoice::Objects(of_kind)
+            ParamChoice::Objects(of_kind.into_iter().map(|(_, value)| value).collect())
         };
     };
     let namespace = param_ref.namespace.as_deref().unwrap_or(request_namespace);
-    let chosen: Vec<&Json> = of_kind
+    let chosen: Vec<&Value> = of_kind
         .into_iter()
-        .filter(|p| {
+        .filter(|(p, _)| {
             let ns = metadata(p, "namespace");
             ns.is_empty() || ns == namespace
         })
-        .filter(|p| match (&param_ref.name, &param_ref.selector) {
+        .filter(|(p, _)| match (&param_ref.name, &param_ref.selector) {
             (Some(name), _) => metadata(p, "name") == name,
             (None, Some(sel)) => selector::matches(sel, &selector::labels_of(p)).unwrap_or(false),
             (None, None) => false,
         })
+        .map(|(_, value)| value)
         .collect();
     if !chosen.is_empty() {
         return ParamChoice::Objects(chosen);

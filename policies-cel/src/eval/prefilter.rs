@@ -11,6 +11,9 @@ use k8s_openapi::api::admissionregistration::v1::MatchResources;
 use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
 
+/// How a rule's `resources` field lists a resource and subresource, as the rule matcher reads it
+/// (re-exported for the lint, which judges exclusions with it: `matching` is private to `eval`).
+pub(crate) use crate::eval::matching::resource_listed;
 use crate::eval::matching::rule_matches;
 use crate::eval::subjects;
 use crate::policy::{Policy, PolicyKind, PolicySet};

@@ -1,7 +1,7 @@
 //! An admission request prepared for evaluation: the request's own fields typed, its objects as
 //! they came on the wire (JSON text, parsed on first read: see [`wire`](super::wire)) and the CEL
-//! values policies read, each built at most once per request: `request` at once (every policy
-//! reads it), `object` and `oldObject` on first read (most policies never do).
+//! values policies read, each built at most once per request and only when first read:
+//! `request` (from the fields' text, for a request read from text), `object` and `oldObject`.
 
 use std::sync::OnceLock;
 

@@ -20,10 +20,20 @@ pub const UNKNOWN_LENGTH: f64 = 1_000.0;
 /// Kubernetes' per-expression cost limit (`PerCallLimit`): above it, the estimate is reported.
 pub const PER_EXPRESSION_LIMIT: f64 = 1_000_000.0;
 
+/// What makes something costly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CostKind {
+    /// An estimated cost above [`PER_EXPRESSION_LIMIT`].
+    Estimate,
+    /// A regular expression compiled again on every iteration of a loop.
+    Regex,
+}
+
 /// Something costly, at a node.
 #[derive(Debug)]
 pub(crate) struct Costly<'a> {
     pub(crate) at: &'a IdedExpr,
+    pub(crate) kind: CostKind,
     pub(crate) message: String,
     pub(crate) help: String,
 }
@@ -33,11 +43,12 @@ pub(crate) struct Costly<'a> {
 pub(crate) fn costly(root: &IdedExpr) -> Vec<Costly<'_>> {
     let mut found = Vec::new();
     let total = estimate(root, &[], &mut found).cost;
-    if total > PER_EXPRESSION_LIMIT && !found.iter().any(|c| c.message.starts_with("estimated")) {
+    if total > PER_EXPRESSION_LIMIT && !found.iter().any(|c| c.kind == CostKind::Estimate) {
         found.insert(
             0,
             Costly {
                 at: root,
+                kind: CostKind::Estimate,
                 message: format!(
                     "estimated cost {} is above the per-expression limit",
                     units(total)
@@ -81,13 +92,14 @@ fn estimate<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'
                 estimate(&c.loop_cond, &inner, found).cost + estimate(&c.loop_step, &inner, found).cost;
             let result = estimate(&c.result, loops, found).cost;
             let cost = 1.0 + range.cost + init + length * (body + 1.0) + result;
-            let nested_reported = found[before..].iter().any(|c| c.message.starts_with("estimated"));
+            let nested_reported = found[before..].iter().any(|c| c.kind == CostKind::Estimate);
             if cost > PER_EXPRESSION_LIMIT && !nested_reported {
                 let over = operand_name(&c.iter_range).unwrap_or_else(|| "a list".into());
                 found.insert(
                     before,
                     Costly {
                         at: node,
+                        kind: CostKind::Estimate,
                         message: format!(
                             "estimated cost {} is above the per-expression limit: this comprehension over `{over}` runs a costly body for each item",
                             units(cost)
@@ -119,6 +131,7 @@ fn estimate<'a>(node: &'a IdedExpr, loops: &[Loop<'a>], found: &mut Vec<Costly<'
             {
                 found.push(Costly {
                     at: node,
+                    kind: CostKind::Regex,
                     message: format!(
                         "`{}` builds its regular expression from a non-literal pattern inside a loop: it is compiled again on every iteration",
                         call.func_name
@@ -188,11 +201,11 @@ mod tests {
     use super::*;
     use crate::lint::parse::Parsed;
 
-    fn report(source: &str) -> Vec<(usize, String)> {
+    fn report(source: &str) -> Vec<(usize, String, CostKind)> {
         let parsed = Parsed::new(source).unwrap();
         costly(&parsed.root)
             .into_iter()
-            .map(|c| (parsed.offset(c.at), c.message))
+            .map(|c| (parsed.offset(c.at), c.message, c.kind))
             .collect()
     }
 
@@ -211,9 +224,15 @@ mod tests {
         let source = "object.spec.containers.all(c, object.spec.containers.exists(d, d.name == c.name))";
         let found = report(source);
         assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].2, CostKind::Estimate);
         assert!(found[0].1.starts_with("estimated cost"), "{}", found[0].1);
         assert!(found[0].1.contains("`object.spec.containers`"), "{}", found[0].1);
         assert_eq!(units(12_345_678.0), "12,345,678");
+        // A regular expression found inside the nest does not stand for its estimate.
+        let source =
+            "object.spec.containers.all(c, object.spec.containers.exists(d, d.name.matches(c.name)))";
+        let kinds: Vec<CostKind> = report(source).into_iter().map(|(_, _, kind)| kind).collect();
+        assert_eq!(kinds, [CostKind::Estimate, CostKind::Regex]);
     }
 
     #[test]
@@ -222,6 +241,7 @@ mod tests {
         let found = report(source);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0, source.find("matches").unwrap_or(0), "{found:?}");
+        assert_eq!(found[0].2, CostKind::Regex);
         assert!(report("object.spec.containers.all(c, c.image.matches('^a'))").is_empty());
         // The global form takes the subject first: a literal pattern is its second argument.
         assert!(report("object.spec.containers.all(c, matches(c.image, '^registry/'))").is_empty());

@@ -10,9 +10,6 @@ use crate::lint::finding::{Code, Severity};
 use crate::lint::sink::{Says, Sink};
 use crate::lint::source::{Place, last_key};
 
-/// The kind of `kubectl suture test` suites, skipped when met among policies.
-const SUITE_KIND: &str = "SutureTest";
-
 /// Loads `policies` and `params` (indexes into the sink's files) as the commands would, and
 /// reports what the loader says; returns what loaded.
 pub(crate) fn load(sink: &mut Sink<'_>, policies: &[usize], params: &[usize]) -> PolicySet {
@@ -40,15 +37,6 @@ fn file_index(sink: &Sink<'_>, name: &str) -> Option<usize> {
 }
 
 fn report_error(sink: &mut Sink<'_>, error: LoadError) {
-    // Test suites live beside the policies they test: not policies, not a problem.
-    if let LoadError::UnknownKind {
-        api_version, kind, ..
-    } = &error
-        && api_version == crate::policy::safety::API_VERSION
-        && kind == SUITE_KIND
-    {
-        return;
-    }
     let Some(file) = error.source_ref().and_then(|at| file_index(sink, &at.file)) else {
         return;
     };

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::eval::prefilter::resource_listed;
 use crate::policy::path::{FieldPath, Seg};
 
 use crate::lint::catalog::ResourceCatalog;
@@ -260,13 +261,14 @@ fn covers(ex: &Value, rule: &Value) -> bool {
         None | Some("*") => true,
         Some(scope) => rule.get("scope").and_then(Value::as_str) == Some(scope),
     };
+    // A rule's resource is covered when an exclusion lists every request it can match: taken
+    // as a request, a `*` in the rule is matched only by a `*` in the exclusion.
     let resources_ok = {
         let theirs = strings(ex.get("resources")).unwrap_or_default();
         let ours = strings(rule.get("resources")).unwrap_or_default();
         ours.iter().all(|r| {
-            theirs.contains(r)
-                || theirs.iter().any(|t| t == "*/*")
-                || (theirs.iter().any(|t| t == "*") && !r.contains('/'))
+            let (resource, subresource) = r.split_once('/').unwrap_or((r, ""));
+            resource_listed(&theirs, resource, subresource)
         })
     };
     scope_ok
@@ -353,5 +355,32 @@ fn unbound(sink: &mut Sink<'_>, objects: &[Object]) {
         .field(object.path(&name_at))
         .policy(Some(name));
         sink.push(object.file, place, says);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule(resources: &[&str]) -> Value {
+        json!({"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"], "resources": resources})
+    }
+
+    #[test]
+    fn exclusions_cover_resources_as_the_rule_matcher_reads_them() {
+        let covers = |ex: &[&str], ours: &[&str]| covers(&rule(ex), &rule(ours));
+        // Every subresource of pods, every resource's status.
+        assert!(covers(&["pods/*"], &["pods/exec"]));
+        assert!(covers(&["*/status"], &["deployments/status"]));
+        assert!(covers(&["pods/*"], &["pods", "pods/exec"]));
+        assert!(covers(&["*"], &["deployments"]));
+        assert!(covers(&["*/*"], &["*/*", "pods/exec"]));
+        // `*` names no subresource; a wildcard in the rule is covered only by one.
+        assert!(!covers(&["*"], &["pods/exec"]));
+        assert!(!covers(&["pods"], &["pods/exec"]));
+        assert!(!covers(&["pods/*"], &["*/exec"]));
+        assert!(!covers(&["*/status"], &["deployments/*"]));
+        assert!(!covers(&["*/status"], &["deployments/scale"]));
     }
 }

@@ -163,31 +163,12 @@ impl Linter {
     }
 }
 
+/// The files of `path` as the loader reads them; the first that cannot be read is the error.
 fn read_path(path: &Path) -> Result<Vec<SourceFile>, LintError> {
-    let error = |path: &Path, source| LintError {
-        path: path.display().to_string(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| error(path, e))?;
-    let paths = if meta.is_dir() {
-        let (found, errors) = crate::files::files_under(path, &|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"))
-        });
-        if let Some((path, source)) = errors.into_iter().next() {
-            return Err(error(&path, source));
-        }
-        found.into_iter().map(|f| f.path).collect()
-    } else {
-        vec![path.to_path_buf()]
-    };
-    paths
-        .into_iter()
-        .map(|p| {
-            std::fs::read_to_string(&p)
-                .map(|text| SourceFile::new(p.display().to_string(), text))
-                .map_err(|e| error(&p, e))
+    crate::policy::read::files(path)
+        .map(|file| match file {
+            Ok((name, text)) => Ok(SourceFile::new(name, text)),
+            Err((path, source)) => Err(LintError { path, source }),
         })
         .collect()
 }

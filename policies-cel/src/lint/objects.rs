@@ -1,11 +1,14 @@
-//! The objects of the linted files with the line of every field: each document parsed into the
-//! loader's marked tree, `kind: List` items taken one by one.
+//! The objects of the linted files with the line of every field: each file read as the loader
+//! reads it ([`read`]: documents parsed into the marked tree, `.json` files as JSON, `kind: List`
+//! items taken one by one).
+
+use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::policy::marked::{self, Pos};
+use crate::policy::marked::{Marked, Pos};
 use crate::policy::path::FieldPath;
-use crate::policy::{safety, split_documents, vap};
+use crate::policy::read::{self, ParsedDocument, ReadAs};
 
 use crate::lint::source::SourceFile;
 
@@ -16,7 +19,7 @@ pub(crate) struct Object {
     pub(crate) file: usize,
     /// The file line of its document's first line.
     first_line: usize,
-    pos: std::rc::Rc<Pos>,
+    pos: Rc<Pos>,
     /// Its path in the document (the root, or `items[3]`).
     base: FieldPath,
     pub(crate) value: Value,
@@ -60,17 +63,14 @@ impl Object {
         self.value.pointer("/metadata/name").and_then(Value::as_str)
     }
 
-    /// A policy, a binding, or something else.
+    /// A policy, a binding, or something else, as the loader reads it ([`read::read_as`]).
     pub(crate) fn kind(&self) -> ObjectKind {
         let text = |field: &str| self.value.get(field).and_then(Value::as_str).unwrap_or_default();
-        let api_version = text("apiVersion");
-        let is_vap_version =
-            api_version == vap::API_VERSION || vap::OLDER_API_VERSIONS.contains(&api_version);
-        match text("kind") {
-            "ValidatingAdmissionPolicy" if is_vap_version => ObjectKind::ValidatingAdmissionPolicy,
-            "ValidatingAdmissionPolicyBinding" if is_vap_version => ObjectKind::Binding,
-            "SafetyPolicy" if api_version == safety::API_VERSION => ObjectKind::SafetyPolicy,
-            _ => ObjectKind::Other,
+        match read::read_as(text("apiVersion"), text("kind")) {
+            ReadAs::Policy { .. } => ObjectKind::ValidatingAdmissionPolicy,
+            ReadAs::Binding { .. } => ObjectKind::Binding,
+            ReadAs::SafetyPolicy => ObjectKind::SafetyPolicy,
+            ReadAs::UnsupportedVersion | ReadAs::TestSuite | ReadAs::Other => ObjectKind::Other,
         }
     }
 }
@@ -79,42 +79,24 @@ impl Object {
 pub(crate) fn objects(files: &[SourceFile]) -> Vec<Object> {
     let mut out = Vec::new();
     for (file, source) in files.iter().enumerate() {
-        let is_json = source.name.to_ascii_lowercase().ends_with(".json");
-        let documents = if is_json {
-            vec![crate::policy::Document {
-                index: 1,
-                line: 1,
-                text: source.text.clone(),
-            }]
-        } else {
-            split_documents(&source.text)
-        };
-        for document in documents.iter().filter(|d| !d.is_empty()) {
-            let Ok(Some(parsed)) = marked::parse(&document.text) else {
+        for document in read::documents(&source.name, &source.text).into_iter().flatten() {
+            let ParsedDocument {
+                line,
+                marked: Marked { value, pos },
+                ..
+            } = document;
+            // A List whose items are not a list holds no object (the loader reports it).
+            let Ok(objects) = read::objects(&value) else {
                 continue;
             };
-            let pos = std::rc::Rc::new(parsed.pos);
-            let list_items = match (&parsed.value.get("kind"), parsed.value.get("items")) {
-                (Some(Value::String(kind)), Some(Value::Array(items))) if kind == "List" => {
-                    Some(items.clone())
-                }
-                _ => None,
-            };
-            let objects: Vec<(FieldPath, Value)> = match list_items {
-                Some(items) => items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, item)| (FieldPath::root().key("items").index(i), item))
-                    .collect(),
-                None => vec![(FieldPath::root(), parsed.value)],
-            };
+            let pos = Rc::new(pos);
             for (base, value) in objects {
                 out.push(Object {
                     file,
-                    first_line: document.line,
+                    first_line: line,
                     pos: pos.clone(),
                     base,
-                    value,
+                    value: value.clone(),
                 });
             }
         }

@@ -9,11 +9,8 @@
 
 use std::collections::HashMap;
 
+use crate::cel::compile::parser;
 use crate::cel::upstream::common::ast::{EntryExpr, Expr, IdedExpr};
-use crate::cel::upstream::parser::Parser;
-
-/// The deepest nesting parsed (the compiler's own limit).
-const MAX_RECURSION_DEPTH: u16 = 96;
 
 /// A parsed expression and where its nodes are.
 #[derive(Debug)]
@@ -55,12 +52,6 @@ impl Parsed {
         }
         offset
     }
-}
-
-fn parser() -> Parser {
-    Parser::new()
-        .enable_optional_syntax(true)
-        .max_recursion_depth(MAX_RECURSION_DEPTH)
 }
 
 /// The offset table of `source`, from the error of a parse with a trailing `)`.

@@ -243,3 +243,22 @@ fn the_builtin_pack_is_clean() {
     assert_eq!(report.findings, []);
     assert_eq!(report.policies, crate::pack::files().len());
 }
+
+#[test]
+fn json_the_yaml_parser_refuses_is_linted_as_the_loader_reads_it() {
+    // Valid JSON with a tab between a colon and a number, which the YAML parser refuses: the
+    // loader reads it as JSON, and so does the lint.
+    let text = "{\n\t\"apiVersion\": \"admissionregistration.k8s.io/v1\",\n\t\"kind\": \"ValidatingAdmissionPolicy\",\n\t\"metadata\": {\"name\": \"p\", \"generation\":\t1},\n\t\"spec\": {\n\t\t\"validations\": [{\"expression\": \"1 == 2\"}]\n\t}\n}\n";
+    assert!(crate::policy::marked::parse(text).is_err());
+    let mut linter = Linter::new();
+    linter.add_str("p.json", text);
+    let report = linter.run(&Apps);
+    let found: Vec<(Code, Option<&str>)> = report
+        .findings
+        .iter()
+        .map(|f| (f.code, f.policy.as_deref()))
+        .collect();
+    assert_eq!(found, [(Code::NeverTrue, Some("p"))]);
+    assert_eq!(report.policies, 1);
+    assert_eq!(report.expressions, 1);
+}

@@ -1,6 +1,8 @@
 //! Where an object being loaded sits (file, document, lines of its fields), and its decoding into
 //! typed structs with field-precise errors and unknown-field warnings.
 
+use std::fmt;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -27,7 +29,8 @@ pub(crate) enum WarningKind {
     SutureExtension,
 }
 
-/// A loader warning: where, about which field, and its text as printed (`file:line: ...`).
+/// A loader warning: where, about which field, and what; displayed as printed
+/// (`file:line: field: message`).
 #[derive(Debug, Clone)]
 pub(crate) struct Warning {
     pub(crate) kind: WarningKind,
@@ -35,7 +38,18 @@ pub(crate) struct Warning {
     /// The field's full path in the document (`spec.validatons`).
     pub(crate) field: String,
     pub(crate) message: String,
-    pub(crate) text: String,
+}
+
+impl fmt::Display for Warning {
+    /// `file:line: field: message`; an unknown field's message names the field itself
+    /// (`file:line: unknown field `spec.validatons``).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: ", self.at.file, self.at.line)?;
+        if self.kind != WarningKind::UnknownField {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
 }
 
 /// One object of a document: the document's position tree and the object's path in it (the root,
@@ -76,17 +90,13 @@ impl Ctx<'_> {
         }
     }
 
-    /// A warning about the field at `rel`: `file:line: field: message`.
+    /// A warning about the field at `rel`.
     pub(crate) fn warning(&self, kind: WarningKind, rel: &FieldPath, message: &str) -> Warning {
-        let at = self.at(rel);
-        let field = self.path(rel).to_string();
-        let text = format!("{}:{}: {field}: {message}", at.file, at.line);
         Warning {
             kind,
-            at,
-            field,
+            at: self.at(rel),
+            field: self.path(rel).to_string(),
             message: message.to_owned(),
-            text,
         }
     }
 
@@ -101,16 +111,9 @@ impl Ctx<'_> {
         let type_meta =
             |rel: &FieldPath| matches!(rel.0.as_slice(), [Seg::Key(k)] if k == "apiVersion" || k == "kind");
         for rel in ignored.iter().filter(|rel| !type_meta(rel)) {
-            let at = self.at(rel);
-            let field = self.path(rel).to_string();
-            let text = format!("{}:{}: unknown field `{field}`", at.file, at.line);
-            report.warnings.push(Warning {
-                kind: WarningKind::UnknownField,
-                at,
-                message: format!("unknown field `{field}`"),
-                field,
-                text,
-            });
+            let message = format!("unknown field `{}`", self.path(rel));
+            let warning = self.warning(WarningKind::UnknownField, rel, &message);
+            report.warnings.push(warning);
         }
         match result {
             Ok(decoded) => Some(decoded),
@@ -145,5 +148,44 @@ pub(crate) fn required_name(ctx: &Ctx<'_>, name: Option<&String>, report: &mut R
                 .push(ctx.invalid(&rel, "Required value: every policy and binding needs a name"));
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_print_file_line_field_and_message() {
+        let pos = Pos::leaf(1);
+        let root = FieldPath::root();
+        let ctx = Ctx {
+            file: "p.yaml",
+            document: 1,
+            first_line: 3,
+            pos: &pos,
+            base: &root,
+        };
+        let older = ctx.warning(
+            WarningKind::OlderVersion,
+            &root.key("apiVersion"),
+            "admissionregistration.k8s.io/v1beta1 is read as admissionregistration.k8s.io/v1",
+        );
+        assert_eq!(
+            older.to_string(),
+            "p.yaml:3: apiVersion: admissionregistration.k8s.io/v1beta1 is read as admissionregistration.k8s.io/v1"
+        );
+        let mut report = Report::default();
+        let decoded: Option<serde_json::Map<String, Value>> =
+            ctx.decode(&serde_json::json!({"a": 1}), &mut report);
+        assert!(decoded.is_some());
+        // A map keeps every field: nothing unknown. A struct without the field warns.
+        #[derive(serde::Deserialize)]
+        struct Empty {}
+        let _: Option<Empty> = ctx.decode(&serde_json::json!({"spec": {"x": 1}}), &mut report);
+        let texts: Vec<String> = report.warnings.iter().map(Warning::to_string).collect();
+        assert_eq!(texts, ["p.yaml:3: unknown field `spec`"]);
+        assert_eq!(report.warnings[0].message, "unknown field `spec`");
+        assert_eq!(report.warnings[0].field, "spec");
     }
 }

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::policy::context::{Ctx, Report, Warning, WarningKind};
-use crate::policy::marked::{self, Marked, Pos};
 use crate::policy::path::FieldPath;
-use crate::policy::{LoadError, PolicySet, SourceRef, safety, split_documents, vap};
+use crate::policy::read::{self, ReadAs};
+use crate::policy::{LoadError, PolicySet, SourceRef, safety, vap};
 
 /// Loads policies, bindings and param objects from files, directories and strings.
 ///
@@ -110,7 +110,7 @@ impl Loader {
 
     /// Warnings so far: `file:line: unknown field `spec.validatons`` and the like.
     pub fn warnings(&self) -> Vec<String> {
-        self.report.warnings.iter().map(|w| w.text.clone()).collect()
+        self.report.warnings.iter().map(Warning::to_string).collect()
     }
 
     /// The loaded set, once documents of other kinds are resolved as params and bindings are
@@ -124,7 +124,7 @@ impl Loader {
         let (set, errors, warnings) = self.finish_lenient();
         match LoadError::from_many(errors) {
             Some(error) => Err(error),
-            None => Ok((set, warnings.into_iter().map(|w| w.text).collect())),
+            None => Ok((set, warnings.iter().map(Warning::to_string).collect())),
         }
     }
 
@@ -184,93 +184,51 @@ impl Loader {
         }
     }
 
+    /// The files of `path` ([`read::files`]).
     fn walk(&mut self, path: &Path, role: Role) {
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => self.directory(path, role),
-            Ok(_) => self.file(path, role),
-            Err(source) => self.report.errors.push(LoadError::Io {
-                path: path.display().to_string(),
-                source,
-            }),
+        for file in read::files(path) {
+            match file {
+                Ok((name, text)) => self.text(&name, &text, role),
+                Err((path, source)) => self.report.errors.push(LoadError::Io { path, source }),
+            }
         }
     }
 
-    fn directory(&mut self, dir: &Path, role: Role) {
-        let (found, errors) = crate::files::files_under(dir, &has_policy_extension);
-        for (path, source) in errors {
-            self.report.errors.push(LoadError::Io {
-                path: path.display().to_string(),
-                source,
-            });
-        }
-        for file in found {
-            self.file(&file.path, role);
-        }
-    }
-
-    fn file(&mut self, path: &Path, role: Role) {
-        match std::fs::read_to_string(path) {
-            Ok(text) => self.text(&path.display().to_string(), &text, role),
-            Err(source) => self.report.errors.push(LoadError::Io {
-                path: path.display().to_string(),
-                source,
-            }),
-        }
-    }
-
+    /// The documents of a file ([`read::documents`]).
     fn text(&mut self, file: &str, text: &str, role: Role) {
-        let is_json = file.to_ascii_lowercase().ends_with(".json");
-        let documents = if is_json {
-            vec![crate::policy::Document {
-                index: 1,
-                line: 1,
-                text: text.to_owned(),
-            }]
-        } else {
-            split_documents(text)
-        };
-        for document in documents.iter().filter(|d| !d.is_empty()) {
-            let parsed = match marked::parse(&document.text) {
-                Ok(parsed) => parsed,
-                Err(error) if is_json => match serde_json::from_str::<Value>(&document.text) {
-                    // Valid JSON that the YAML parser refuses (tabs): no lines below the document.
-                    Ok(value) => Some(Marked {
-                        value,
-                        pos: Pos::leaf(1),
-                    }),
-                    Err(json_error) => {
-                        self.report.errors.push(LoadError::Syntax {
-                            at: SourceRef::new(file, document.index, json_error.line().max(error.line)),
-                            column: json_error.column(),
-                            message: json_error.to_string(),
-                        });
-                        continue;
-                    }
-                },
+        for document in read::documents(file, text) {
+            let document = match document {
+                Ok(document) => document,
                 Err(error) => {
-                    self.report.errors.push(LoadError::Syntax {
-                        at: SourceRef::new(file, document.index, document.line + error.line.max(1) - 1),
-                        column: error.column,
-                        message: error.message,
-                    });
+                    self.report.errors.push(error);
                     continue;
                 }
             };
-            let Some(parsed) = parsed else { continue };
-            let base = FieldPath::root();
+            let root = FieldPath::root();
             let ctx = Ctx {
                 file,
                 document: document.index,
                 first_line: document.line,
-                pos: &parsed.pos,
-                base: &base,
+                pos: &document.marked.pos,
+                base: &root,
             };
-            self.object(&ctx, &parsed.value, role, 0);
+            match read::objects(&document.marked.value) {
+                Ok(objects) => {
+                    for (rel, value) in objects {
+                        let base = ctx.path(&rel);
+                        self.object(&Ctx { base: &base, ..ctx }, value, role);
+                    }
+                }
+                Err(items_at) => self
+                    .report
+                    .errors
+                    .push(ctx.invalid(&items_at, "expected a list of objects")),
+            }
         }
     }
 
-    /// One object: a policy, a binding, a `kind: List` of objects, or something else.
-    fn object(&mut self, ctx: &Ctx<'_>, value: &Value, role: Role, depth: usize) {
+    /// One object: a policy, a binding, or something else.
+    fn object(&mut self, ctx: &Ctx<'_>, value: &Value, role: Role) {
         let Some(map) = value.as_object() else {
             let error = ctx.invalid(
                 &FieldPath::root(),
@@ -286,25 +244,6 @@ impl Loader {
                 .to_owned()
         };
         let (api_version, kind) = (text_field("apiVersion"), text_field("kind"));
-
-        if kind == "List" && depth == 0 {
-            let items_at = FieldPath::root().key("items");
-            match map.get("items") {
-                Some(Value::Array(items)) => {
-                    for (i, item) in items.iter().enumerate() {
-                        let base = ctx.path(&items_at.index(i));
-                        let item_ctx = Ctx { base: &base, ..*ctx };
-                        self.object(&item_ctx, item, role, depth + 1);
-                    }
-                }
-                None | Some(Value::Null) => {}
-                Some(_) => self
-                    .report
-                    .errors
-                    .push(ctx.invalid(&items_at, "expected a list of objects")),
-            }
-            return;
-        }
         if role == Role::Params {
             let at = ctx.object_ref();
             self.others.push(Other {
@@ -327,14 +266,26 @@ impl Loader {
             }
         }
 
-        match (api_version.as_str(), kind.as_str()) {
-            (vap::API_VERSION, "ValidatingAdmissionPolicy") => {
-                match vap::policy(ctx, value, &mut self.report) {
-                    Some(policy) => self.add_policy(ctx, policy),
-                    None => self.broken(value),
+        match read::read_as(&api_version, &kind) {
+            ReadAs::Policy { older: true } | ReadAs::Binding { older: true } => {
+                let at = FieldPath::root().key("apiVersion");
+                let message = format!("{api_version} is read as {}", vap::API_VERSION);
+                let warning = ctx.warning(WarningKind::OlderVersion, &at, &message);
+                self.report.warnings.push(warning);
+                let mut upgraded = value.clone();
+                if let Some(map) = upgraded.as_object_mut() {
+                    map.insert(
+                        "apiVersion".to_owned(),
+                        Value::String(vap::API_VERSION.to_owned()),
+                    );
                 }
+                self.object(ctx, &upgraded, role);
             }
-            (vap::API_VERSION, "ValidatingAdmissionPolicyBinding") => {
+            ReadAs::Policy { older: false } => match vap::policy(ctx, value, &mut self.report) {
+                Some(policy) => self.add_policy(ctx, policy),
+                None => self.broken(value),
+            },
+            ReadAs::Binding { older: false } => {
                 if let Some(binding) = vap::binding(ctx, value, &mut self.report) {
                     let name_at = ctx.at(&name_path());
                     match self.binding_sources.get(&binding.name) {
@@ -351,27 +302,11 @@ impl Loader {
                     }
                 }
             }
-            (safety::API_VERSION, "SafetyPolicy") => match safety::policy(ctx, value, &mut self.report) {
+            ReadAs::SafetyPolicy => match safety::policy(ctx, value, &mut self.report) {
                 Some(policy) => self.add_policy(ctx, policy),
                 None => self.broken(value),
             },
-            (older, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding")
-                if vap::OLDER_API_VERSIONS.contains(&older) =>
-            {
-                let at = FieldPath::root().key("apiVersion");
-                let message = format!("{older} is read as {}", vap::API_VERSION);
-                let warning = ctx.warning(WarningKind::OlderVersion, &at, &message);
-                self.report.warnings.push(warning);
-                let mut upgraded = value.clone();
-                if let Some(map) = upgraded.as_object_mut() {
-                    map.insert(
-                        "apiVersion".to_owned(),
-                        Value::String(vap::API_VERSION.to_owned()),
-                    );
-                }
-                self.object(ctx, &upgraded, role, depth + 1);
-            }
-            (other, "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding" | "SafetyPolicy") => {
+            ReadAs::UnsupportedVersion => {
                 let expected = if kind == "SafetyPolicy" {
                     safety::API_VERSION
                 } else {
@@ -379,11 +314,14 @@ impl Loader {
                 };
                 let error = ctx.invalid(
                     &FieldPath::root().key("apiVersion"),
-                    format!("Unsupported value: `{other}` for kind {kind}: expected {expected}"),
+                    format!("Unsupported value: `{api_version}` for kind {kind}: expected {expected}"),
                 );
                 self.report.errors.push(error);
             }
-            _ => {
+            // Test suites live beside the policies they test: not policies, not a problem, for
+            // every command and the lint alike.
+            ReadAs::TestSuite => {}
+            ReadAs::Other => {
                 let at = ctx.object_ref();
                 self.others.push(Other {
                     at,
@@ -428,12 +366,6 @@ fn order(error: &LoadError) -> (String, usize, usize) {
     error
         .source_ref()
         .map_or_else(Default::default, |at| (at.file.clone(), at.document, at.line))
-}
-
-fn has_policy_extension(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json"))
 }
 
 /// Loads every policy, binding and param object under `paths` (files or directories).

@@ -12,6 +12,7 @@ pub(crate) mod marked;
 mod model;
 mod param_objects;
 pub(crate) mod path;
+pub(crate) mod read;
 pub mod safety;
 mod scalar;
 mod source;

@@ -76,6 +76,15 @@ fn regex_library() {
     is_json("'1, 2, 3, 4'.findAll('[0-9]+')", json!(["1", "2", "3", "4"]));
     is_json("'1, 2, 3, 4'.findAll('[0-9]+', 2)", json!(["1", "2"]));
     is_json("'abc'.findAll('[0-9]+')", json!([]));
+    is_json("'1, 2, 3'.findAll('[0-9]+', -1)", json!(["1", "2", "3"]));
+    is_json("'1, 2, 3'.findAll('[0-9]+', 0)", json!([]));
+    // A literal pattern and one built at run time answer alike.
+    is_true("'a1b22'.findAll('[0-9]+', 5) == 'a1b22'.findAll(string('[0-9]+'), 5)");
+    is_true("'a1b22'.find('[0-9]+') == 'a1b22'.find(string('[0-9]+'))");
+    assert!(matches!(
+        eval("dyn(1).find('a')"),
+        Err(EvalError::NoSuchOverload(_))
+    ));
     // A pattern only known at run time is checked at run time.
     let bindings = Bindings::new().with(Root::Object, from_json(&json!({"pattern": "[", "text": "x"})));
     assert!(matches!(

@@ -188,6 +188,26 @@ fn strings_and_paths_mix_in_one_loader() {
 }
 
 #[test]
+fn test_suites_beside_policies_are_skipped() {
+    // `kubectl suture test` suites live beside the policies they test: `check`, `test`, the
+    // gateway and `lint` all skip them (a SutureTest of another group stays an unknown kind).
+    let suite = "apiVersion: suture.dev/v1alpha1\nkind: SutureTest\npolicies: [.]\ncases: []\n";
+    let policy = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n  validations:\n  - expression: 'true'\n";
+    let set = Loader::new()
+        .add_str("policies.yaml", &format!("{suite}---\n{policy}"))
+        .and_then(Loader::finish)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(set.len(), 1);
+    assert!(set.params.is_empty());
+    let other = suite.replace("suture.dev/v1alpha1", "example.com/v1");
+    let error = Loader::new()
+        .add_str("other.yaml", &other)
+        .and_then(Loader::finish)
+        .err();
+    assert!(matches!(error, Some(LoadError::UnknownKind { .. })), "{error:?}");
+}
+
+#[test]
 fn implicit_bindings_can_be_turned_off() {
     let set = Loader::new()
         .implicit_bindings(false)

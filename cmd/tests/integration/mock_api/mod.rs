@@ -15,6 +15,7 @@ use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use policies_cel::cluster::api::kinds;
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 
@@ -274,35 +275,13 @@ fn group_of(object: &Value) -> &str {
     api_version.rsplit_once('/').map_or("", |(group, _)| group)
 }
 
-/// (group, plural) → kind for the built-in kinds and the CRDs among `objects`.
+/// (group, plural) → kind for the built-in kinds live mode lists (the same table, so a kind
+/// added to it is served here too) and the CRDs among `objects`.
 fn plurals(objects: &[Value]) -> BTreeMap<(String, String), String> {
-    let mut plurals: BTreeMap<(String, String), String> = [
-        ("", "namespaces", "Namespace"),
-        ("", "nodes", "Node"),
-        ("", "pods", "Pod"),
-        ("", "services", "Service"),
-        ("", "persistentvolumeclaims", "PersistentVolumeClaim"),
-        ("", "persistentvolumes", "PersistentVolume"),
-        ("", "configmaps", "ConfigMap"),
-        ("", "secrets", "Secret"),
-        ("", "replicationcontrollers", "ReplicationController"),
-        ("apps", "deployments", "Deployment"),
-        ("apps", "replicasets", "ReplicaSet"),
-        ("apps", "statefulsets", "StatefulSet"),
-        ("apps", "daemonsets", "DaemonSet"),
-        ("batch", "jobs", "Job"),
-        ("batch", "cronjobs", "CronJob"),
-        ("discovery.k8s.io", "endpointslices", "EndpointSlice"),
-        ("policy", "poddisruptionbudgets", "PodDisruptionBudget"),
-        (
-            "apiextensions.k8s.io",
-            "customresourcedefinitions",
-            "CustomResourceDefinition",
-        ),
-    ]
-    .into_iter()
-    .map(|(g, p, k)| ((g.to_owned(), p.to_owned()), k.to_owned()))
-    .collect();
+    let mut plurals: BTreeMap<(String, String), String> = kinds::builtin()
+        .into_iter()
+        .map(|r| ((r.group, r.plural), r.kind))
+        .collect();
     for crd in objects.iter().filter(|o| o["kind"] == "CustomResourceDefinition") {
         let spec = &crd["spec"];
         if let (Some(group), Some(plural), Some(kind)) = (

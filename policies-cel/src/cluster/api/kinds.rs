@@ -12,44 +12,72 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube_core::ApiResource;
 use serde_json::Value;
 
-/// The built-in kinds of [`builtin`] that are cluster-scoped.
-pub const CLUSTER_SCOPED: &[&str] = &[
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "CustomResourceDefinition",
+/// Whether a k8s-openapi resource scope puts objects in a namespace.
+trait Scope {
+    const NAMESPACED: bool;
+}
+
+impl Scope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+}
+
+impl Scope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+}
+
+/// A built-in kind read into the model: its name and scope as its k8s-openapi type says.
+struct Builtin {
+    kind: &'static str,
+    namespaced: bool,
+    resource: fn() -> ApiResource,
+}
+
+const fn of<K>() -> Builtin
+where
+    K: k8s_openapi::Resource + kube_core::Resource<DynamicType = ()>,
+    <K as k8s_openapi::Resource>::Scope: Scope,
+{
+    Builtin {
+        kind: <K as k8s_openapi::Resource>::KIND,
+        namespaced: <<K as k8s_openapi::Resource>::Scope as Scope>::NAMESPACED,
+        resource: || ApiResource::erase::<K>(&()),
+    }
+}
+
+/// The built-in kinds read into the model, CustomResourceDefinitions last.
+const BUILTIN: &[Builtin] = &[
+    of::<Namespace>(),
+    of::<Node>(),
+    of::<Pod>(),
+    of::<Service>(),
+    of::<EndpointSlice>(),
+    of::<PersistentVolumeClaim>(),
+    of::<PersistentVolume>(),
+    of::<ConfigMap>(),
+    of::<Secret>(),
+    of::<ReplicationController>(),
+    of::<Deployment>(),
+    of::<ReplicaSet>(),
+    of::<StatefulSet>(),
+    of::<DaemonSet>(),
+    of::<Job>(),
+    of::<CronJob>(),
+    of::<PodDisruptionBudget>(),
+    of::<CustomResourceDefinition>(),
 ];
 
-/// True when `kind`, one of [`builtin`]'s, is cluster-scoped.
+/// True when `kind`, one of [`builtin`]'s, is cluster-scoped (its type's scope says so).
 pub fn is_cluster_scoped(kind: &str) -> bool {
-    CLUSTER_SCOPED.contains(&kind)
+    BUILTIN.iter().any(|b| b.kind == kind && !b.namespaced)
 }
 
 /// The built-in kinds read into the model, CustomResourceDefinitions last.
 pub fn builtin() -> Vec<ApiResource> {
-    vec![
-        ApiResource::erase::<Namespace>(&()),
-        ApiResource::erase::<Node>(&()),
-        ApiResource::erase::<Pod>(&()),
-        ApiResource::erase::<Service>(&()),
-        ApiResource::erase::<EndpointSlice>(&()),
-        ApiResource::erase::<PersistentVolumeClaim>(&()),
-        ApiResource::erase::<PersistentVolume>(&()),
-        ApiResource::erase::<ConfigMap>(&()),
-        ApiResource::erase::<Secret>(&()),
-        ApiResource::erase::<ReplicationController>(&()),
-        ApiResource::erase::<Deployment>(&()),
-        ApiResource::erase::<ReplicaSet>(&()),
-        ApiResource::erase::<StatefulSet>(&()),
-        ApiResource::erase::<DaemonSet>(&()),
-        ApiResource::erase::<Job>(&()),
-        ApiResource::erase::<CronJob>(&()),
-        ApiResource::erase::<PodDisruptionBudget>(&()),
-        crd(),
-    ]
+    BUILTIN.iter().map(|b| (b.resource)()).collect()
 }
 
 /// CustomResourceDefinitions (apiextensions.k8s.io/v1).
@@ -101,32 +129,40 @@ mod tests {
 
     #[test]
     fn every_projected_kind_is_watched() {
-        let names: Vec<String> = builtin().iter().map(resource_name).collect();
-        for expected in [
-            "pods",
-            "nodes",
-            "namespaces",
-            "services",
-            "endpointslices.discovery.k8s.io",
-            "persistentvolumeclaims",
-            "persistentvolumes",
-            "configmaps",
-            "secrets",
-            "deployments.apps",
-            "replicasets.apps",
-            "statefulsets.apps",
-            "daemonsets.apps",
-            "jobs.batch",
-            "cronjobs.batch",
-            "poddisruptionbudgets.policy",
-            "customresourcedefinitions.apiextensions.k8s.io",
-        ] {
+        let watched = builtin();
+        for (group, kind) in crate::cluster::project::projected_kinds() {
             assert!(
-                names.iter().any(|n| n == expected),
-                "{expected} missing from {names:?}"
+                watched.iter().any(|r| r.group == group && r.kind == kind),
+                "{kind} ({group:?}) is projected but not watched"
             );
         }
+        // Owners that only take part in cascades are watched too.
+        let names: Vec<String> = watched.iter().map(resource_name).collect();
+        for owner in ["cronjobs.batch", "replicationcontrollers"] {
+            assert!(names.iter().any(|n| n == owner), "{owner} missing from {names:?}");
+        }
+        assert_eq!(watched.last(), Some(&crd()));
         assert_eq!(crd().api_version, "apiextensions.k8s.io/v1");
+    }
+
+    #[test]
+    fn scopes_come_from_the_types() {
+        let cluster_scoped: Vec<String> = builtin()
+            .into_iter()
+            .filter(|r| is_cluster_scoped(&r.kind))
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(
+            cluster_scoped,
+            [
+                "Namespace",
+                "Node",
+                "PersistentVolume",
+                "CustomResourceDefinition"
+            ]
+        );
+        assert!(!is_cluster_scoped("Pod"));
+        assert!(!is_cluster_scoped("Widget"));
     }
 
     fn crd_object(name: &str, versions: Value) -> Value {

@@ -40,7 +40,7 @@ def mib(kib):
 
 def main():
     p = argparse.ArgumentParser()
-    for name in ("duration", "pods", "review", "verdict", "connections", "rss-10k", "big-pods", "rss-big", "hwm-big",
+    for name in ("duration", "pods", "review", "body", "verdict", "connections", "rss-10k", "big-pods", "rss-big", "hwm-big",
                  "rss-big-after", "load-big", "big-latency", "model-10k", "model-big"):
         p.add_argument("--" + name, default="")
     p.add_argument("--result", action="append", default=[])
@@ -59,7 +59,7 @@ def main():
     print(f"- Machine: {os.cpu_count()} CPUs ({cpu_model()}), Linux {platform.release()}; the load generator "
           f"runs on the same cores as the server.")
     print(f"- Load: `{command(['wrk', '--version']) or 'wrk'}` over HTTPS keep-alive, {a.duration} per run, "
-          f"POSTing `{a.review}` (the pack judges it and computes its impact; the gateway answers "
+          f"POSTing `{a.review}` ({a.body}; the pack judges it and computes its impact; the gateway answers "
           f"allowed={a.verdict.replace(' ', ', code ')}).")
     print(f"- Gateway: `suture-gateway --self-signed --cluster <{int(a.pods):,}-pod snapshot>` (offline model, "
           f"built-in pack, decision log to a file). Floor: `suture-gateway --noop --self-signed`, the same "

@@ -12,9 +12,13 @@
 #    concurrent connections, alternating gateway and floor so both see the same machine noise.
 # 4. Measures the resident memory (VmRSS) of a gateway serving a 150k-pod snapshot.
 #
+# The review is posted as compact JSON, as kube-apiserver sends it (Go's encoding/json writes no
+# whitespace); the recorded files are pretty-printed for reading.
+#
 # Environment: DURATION (per wrk run, default 15s), PODS (10000), BIG_PODS (150000; 0 skips the
-# memory measurement), REVIEW (the AdmissionReview posted), WORK (scratch directory), OUT (the
-# report, default bench/gateway/results.md), CONNECTIONS ("64 4 1").
+# memory measurement), REVIEW (the AdmissionReview posted), COMPACT (1; 0 posts REVIEW's bytes
+# as they are), WORK (scratch directory), OUT (the report, default bench/gateway/results.md),
+# CONNECTIONS ("64 4 1").
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -24,6 +28,7 @@ PODS=${PODS:-10000}
 BIG_PODS=${BIG_PODS:-150000}
 REVIEW=${REVIEW:-$ROOT/testdata/reviews/statefulset-update-scale-down.json}
 CONNECTIONS=${CONNECTIONS:-"64 4 1"}
+COMPACT=${COMPACT:-1}
 OUT=${OUT:-$HERE/results.md}
 WORK=${WORK:-$(mktemp -d /tmp/suture-bench.XXXXXX)}
 mkdir -p "$WORK"
@@ -93,6 +98,15 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$(cat "$WORK/$1.pid")/status"; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$WORK/$1.pid")/stat"; }
 hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$(cat "$WORK/$1.pid")/status"; }
 
+RECORDED=$REVIEW
+if [ "$COMPACT" = 1 ]; then
+  REVIEW="$WORK/review.json"
+  python3 -c 'import json,sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2], "w"), separators=(",", ":"), ensure_ascii=False)' \
+    "$RECORDED" "$REVIEW"
+fi
+body="$(wc -c <"$REVIEW" | tr -d ' ') bytes"
+[ "$COMPACT" = 1 ] && body="$body, compact"
+
 log "starting the gateway (offline model, built-in pack) and the no-op floor"
 start gateway "$GATEWAY_PORT" "$GATEWAY_METRICS" --cluster "$WORK/snapshot.json" --decision-log "$WORK/decisions.log"
 start noop "$NOOP_PORT" "$NOOP_METRICS" --noop
@@ -157,7 +171,7 @@ fi
 
 log "writing $OUT"
 python3 "$HERE/report.py" \
-  --duration "$DURATION" --pods "$PODS" --review "${REVIEW#"$ROOT"/}" --verdict "$allowed" \
+  --duration "$DURATION" --pods "$PODS" --review "${RECORDED#"$ROOT"/}" --body "$body" --verdict "$allowed" \
   --connections "$CONNECTIONS" --rss-10k "$rss_10k" --model-10k "$model_10k" --model-big "$model_big" \
   --big-pods "$BIG_PODS" --rss-big "$rss_big" --hwm-big "$hwm_big" --rss-big-after "${rss_big_after:-}" \
   --load-big "$load_big" --big-latency "$p50_big" \

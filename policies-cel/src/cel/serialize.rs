@@ -244,6 +244,27 @@ sequence!(
     SerializeTupleVariant::serialize_field,
 );
 
+/// A struct field's name as a CEL string. The names are few and every estimate repeats them,
+/// so each thread keeps the last string made for each name (a direct-mapped cache on the
+/// name's address): a field costs a reference count, not two allocations and a copy.
+fn field_name(name: &'static str) -> Arc<String> {
+    const SLOTS: usize = 256;
+    /// A name and the string last made for it.
+    type Slot = Option<(&'static str, Arc<String>)>;
+    thread_local! {
+        static NAMES: std::cell::RefCell<Vec<Slot>> = std::cell::RefCell::new(vec![None; SLOTS]);
+    }
+    let slot = (name.as_ptr() as usize >> 2) % SLOTS;
+    NAMES.with_borrow_mut(|names| match &mut names[slot] {
+        Some((cached, text)) if std::ptr::eq(*cached, name) => text.clone(),
+        entry => {
+            let text = Arc::new(name.to_owned());
+            *entry = Some((name, text.clone()));
+            text
+        }
+    })
+}
+
 struct Entries {
     entries: HashMap<Key, Value>,
     next_key: Option<Key>,
@@ -259,11 +280,9 @@ impl Entries {
         }
     }
 
-    fn insert<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), SerializeError> {
-        self.entries.insert(
-            Key::String(Arc::new(key.to_owned())),
-            value.serialize(Serializer)?,
-        );
+    fn insert<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), SerializeError> {
+        self.entries
+            .insert(Key::String(field_name(key)), value.serialize(Serializer)?);
         Ok(())
     }
 
@@ -330,6 +349,22 @@ mod tests {
     use super::*;
     use crate::cel::value::from_json;
     use serde_json::json;
+
+    /// A field's name is made once per thread and shared after; names whose addresses share a
+    /// slot each still get their own text.
+    #[test]
+    fn field_names_are_shared_and_never_mixed_up() {
+        let first = field_name("readyBefore");
+        assert!(Arc::ptr_eq(&first, &field_name("readyBefore")));
+        let names: Vec<String> = (0..2000).map(|i| format!("field{i}")).collect();
+        for round in 0..2 {
+            for name in &names {
+                let name: &'static str = Box::leak(name.clone().into_boxed_str());
+                assert_eq!(*field_name(name), name, "round {round}");
+            }
+        }
+        assert_eq!(*field_name("readyBefore"), "readyBefore");
+    }
 
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]

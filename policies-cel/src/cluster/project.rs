@@ -60,12 +60,12 @@ impl ProjectError {
 /// Projects one Kubernetes object (JSON as the API server serves it) into a slim [`Object`],
 /// interning its strings in `model`. The object is not inserted.
 pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Object, ProjectError> {
-    let root = Fields::of(json).map_err(|_| {
-        ProjectError::here("expected a Kubernetes object (a mapping with apiVersion and kind)")
-    })?;
-    let api_version = root.required_str("apiVersion")?;
-    let kind = root.required_str("kind")?;
-    let group = api_version.split_once('/').map_or("", |(group, _)| group);
+    let Typed {
+        root,
+        api_version,
+        group,
+        kind,
+    } = Typed::of(json)?;
     let (identity, owners) = root.nested("metadata", |meta| metadata(meta, model))?;
     let Identity {
         name,
@@ -75,8 +75,9 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         annotations,
         terminating,
     } = identity;
-    let spec = match PROJECTED.iter().find(|p| p.group == group && p.kind == kind) {
-        Some(projected) => (projected.spec)(root, &name, &labels, model)?,
+    let spec = match projected(group, kind).map(|p| p.spec) {
+        Some(SpecReader::Spec(read)) => read(root, model)?,
+        Some(SpecReader::WithIdentity(read)) => read(root, &name, &labels, model)?,
         None => Spec::Other,
     };
     let key = ObjectKey {
@@ -98,12 +99,66 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
     Ok(object)
 }
 
+/// Projects only the spec of `json`, for a reader that needs nothing else of the object (the
+/// estimate of a workload UPDATE wants the new spec, not a second copy of the identity it has).
+/// Kinds whose spec is read with their name or labels are projected whole; the spec is the one
+/// [`project`] gives either way.
+pub fn project_spec(json: &Value, model: &mut ClusterModel) -> std::result::Result<Spec, ProjectError> {
+    let Typed {
+        root, group, kind, ..
+    } = Typed::of(json)?;
+    match projected(group, kind).map(|p| p.spec) {
+        Some(SpecReader::Spec(read)) => read(root, model),
+        Some(SpecReader::WithIdentity(_)) => project(json, model).map(|object| object.spec),
+        None => Ok(Spec::Other),
+    }
+}
+
+/// An object's fields with the type its `apiVersion` and `kind` give.
+struct Typed<'a> {
+    root: Fields<'a>,
+    api_version: &'a str,
+    group: &'a str,
+    kind: &'a str,
+}
+
+impl<'a> Typed<'a> {
+    fn of(json: &'a Value) -> std::result::Result<Self, ProjectError> {
+        let root = Fields::of(json).map_err(|_| {
+            ProjectError::here("expected a Kubernetes object (a mapping with apiVersion and kind)")
+        })?;
+        let api_version = root.required_str("apiVersion")?;
+        let kind = root.required_str("kind")?;
+        let group = api_version.split_once('/').map_or("", |(group, _)| group);
+        Ok(Self {
+            root,
+            api_version,
+            group,
+            kind,
+        })
+    }
+}
+
 /// A kind projected into a spec of its own.
 struct Projected {
     group: &'static str,
     kind: &'static str,
-    /// Reads the spec from the object, given its name and labels.
-    spec: for<'a> fn(Fields<'a>, &str, &Labels, &mut ClusterModel) -> Result<Spec>,
+    spec: SpecReader,
+}
+
+/// How a kind's spec is read from the object.
+#[derive(Clone, Copy)]
+enum SpecReader {
+    /// From the object's fields alone.
+    Spec(for<'a> fn(Fields<'a>, &mut ClusterModel) -> Result<Spec>),
+    /// Given also its name and labels (a pod names its own volumes' claims; an EndpointSlice
+    /// names its Service in a label).
+    WithIdentity(for<'a> fn(Fields<'a>, &str, &Labels, &mut ClusterModel) -> Result<Spec>),
+}
+
+/// The entry of kind `kind` in API group `group`, when it has a spec of its own.
+fn projected(group: &str, kind: &str) -> Option<&'static Projected> {
+    PROJECTED.iter().find(|p| p.group == group && p.kind == kind)
 }
 
 /// Every kind projected into a spec of its own; any other is [`Spec::Other`]. The one list of
@@ -112,82 +167,86 @@ const PROJECTED: &[Projected] = &[
     Projected {
         group: "",
         kind: "Pod",
-        spec: |root, name, _, model| Ok(Spec::Pod(pod::project(root, name, model)?)),
+        spec: SpecReader::WithIdentity(|root, name, _, model| {
+            Ok(Spec::Pod(pod::project(root, name, model)?))
+        }),
     },
     Projected {
         group: "apps",
         kind: "Deployment",
-        spec: |root, _, _, model| workload::deployment(root, model),
+        spec: SpecReader::Spec(workload::deployment),
     },
     Projected {
         group: "apps",
         kind: "ReplicaSet",
-        spec: |root, _, _, model| workload::replica_set(root, model),
+        spec: SpecReader::Spec(workload::replica_set),
     },
     Projected {
         group: "apps",
         kind: "StatefulSet",
-        spec: |root, _, _, model| workload::stateful_set(root, model),
+        spec: SpecReader::Spec(workload::stateful_set),
     },
     Projected {
         group: "apps",
         kind: "DaemonSet",
-        spec: |root, _, _, model| workload::daemon_set(root, model),
+        spec: SpecReader::Spec(workload::daemon_set),
     },
     Projected {
         group: "batch",
         kind: "Job",
-        spec: |root, _, _, model| workload::job(root, model),
+        spec: SpecReader::Spec(workload::job),
     },
     Projected {
         group: "policy",
         kind: "PodDisruptionBudget",
-        spec: |root, _, _, model| workload::disruption_budget(root, model),
+        spec: SpecReader::Spec(workload::disruption_budget),
     },
     Projected {
         group: "",
         kind: "Service",
-        spec: |root, _, _, model| resources::service(root, model),
+        spec: SpecReader::Spec(resources::service),
     },
     Projected {
         group: "discovery.k8s.io",
         kind: "EndpointSlice",
-        spec: |root, _, labels, model| resources::endpoint_slice(root, labels, model),
+        spec: SpecReader::WithIdentity(|root, _, labels, model| {
+            resources::endpoint_slice(root, labels, model)
+        }),
     },
     Projected {
         group: "",
         kind: "PersistentVolumeClaim",
-        spec: |root, _, _, model| resources::claim(root, model),
+        spec: SpecReader::Spec(resources::claim),
     },
     Projected {
         group: "",
         kind: "PersistentVolume",
-        spec: |root, _, _, model| resources::volume(root, model),
+        spec: SpecReader::Spec(resources::volume),
     },
     Projected {
         group: "",
         kind: "Node",
-        spec: |root, _, _, model| resources::node(root, model),
+        spec: SpecReader::Spec(resources::node),
     },
     Projected {
         group: "",
         kind: "Namespace",
-        spec: |_, _, _, _| Ok(Spec::Namespace),
+        spec: SpecReader::Spec(|_, _| Ok(Spec::Namespace)),
     },
     Projected {
         group: "apiextensions.k8s.io",
         kind: "CustomResourceDefinition",
-        spec: |root, _, _, model| resources::definition(root, model),
+        spec: SpecReader::Spec(resources::definition),
     },
     Projected {
         group: "",
         kind: "ConfigMap",
-        spec: |root, _, _, model| resources::config_map(root, model),
+        spec: SpecReader::Spec(resources::config_map),
     },
     Projected {
         group: "",
         kind: "Secret",
-        spec: |root, _, _, model| resources::secret(root, model),
+        spec: SpecReader::Spec(resources::secret),
     },
 ];
 
@@ -292,6 +351,41 @@ mod tests {
         assert_eq!(object.controller().map(|o| &*o.uid), Some("u-0"));
         assert!(!object.owners[0].block_owner_deletion);
         assert_eq!(object.spec, Spec::Other);
+    }
+
+    /// `project_spec` gives the spec `project` gives, for every object of every kind in the
+    /// repository's snapshots, with and without their identity's strings interned first.
+    #[test]
+    fn spec_alone_is_the_spec_of_the_whole_projection() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/clusters");
+        let mut objects = 0;
+        let mut kinds = std::collections::BTreeSet::new();
+        for cluster in ["database", "operator", "platform", "web"] {
+            let text = std::fs::read_to_string(root.join(cluster).join("snapshot.yaml")).unwrap();
+            let list: Value = serde_yaml_ng::from_str(&text).unwrap();
+            for item in list["items"].as_array().unwrap() {
+                let whole = project(item, &mut ClusterModel::new()).unwrap();
+                let spec = project_spec(item, &mut ClusterModel::new()).unwrap();
+                assert_eq!(spec, whole.spec, "{}", whole.key);
+                kinds.insert(whole.key.kind.to_string());
+                objects += 1;
+            }
+        }
+        assert!(objects > 50, "{objects} objects");
+        for kind in ["Pod", "StatefulSet", "Deployment", "EndpointSlice", "Service"] {
+            assert!(kinds.contains(kind), "no {kind} in the snapshots: {kinds:?}");
+        }
+        let nameless = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": {
+            "replicas": 2, "selector": {"matchLabels": {"app": "db"}}
+        }});
+        assert!(project(&nameless, &mut ClusterModel::new()).is_err());
+        assert!(
+            matches!(
+                project_spec(&nameless, &mut ClusterModel::new()),
+                Ok(Spec::StatefulSet { replicas: 2, .. })
+            ),
+            "a spec is read without the identity"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::mem::discriminant;
 
 use serde_json::Value as Json;
 
-use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project};
+use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project_spec};
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
@@ -155,8 +155,8 @@ fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Optio
         ));
         return None;
     };
-    let projected = match project(json, &mut ClusterModel::new()) {
-        Ok(object) => object,
+    let desired = match project_spec(json, &mut ClusterModel::new()) {
+        Ok(spec) => spec,
         Err(error) => {
             effects.note(format!(
                 "the new {} cannot be read ({error}): no effect is counted",
@@ -165,14 +165,14 @@ fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Optio
             return None;
         }
     };
-    if discriminant(&projected.spec) != discriminant(&current.spec) {
+    if discriminant(&desired) != discriminant(&current.spec) {
         effects.note(format!(
             "the new {} is not the kind of workload the model holds: no effect is counted",
             current.key
         ));
         return None;
     }
-    Some(projected.spec)
+    Some(desired)
 }
 
 /// True when `spec.template` differs between `oldObject` and `object`. `oldObject` is read only

@@ -54,8 +54,6 @@ pub(crate) fn as_str(text: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-/// The bytes a string's text stops at: its closing quote, or a backslash.
-static STRING_STOPS: [bool; 256] = stops(b"\"\\");
 /// The bytes that matter between an object's or array's brackets: strings and nesting.
 static CONTAINER_STOPS: [bool; 256] = stops(b"\"{}[]");
 
@@ -137,12 +135,13 @@ impl<'a> Scan<'a> {
         as_str(self.text.get(start..self.at)?)
     }
 
-    /// Passes the string starting here (its opening quote).
+    /// Passes the string starting here (its opening quote). Its text is searched for the
+    /// closing quote or a backslash many bytes at a time.
     fn skip_string(&mut self) {
         let mut at = self.at + 1;
         loop {
             let rest = self.bytes.get(at..).unwrap_or_default();
-            match rest.iter().position(|b| STRING_STOPS[usize::from(*b)]) {
+            match memchr::memchr2(b'"', b'\\', rest) {
                 Some(offset) if rest.get(offset) == Some(&b'"') => {
                     self.at = at + offset + 1;
                     return;

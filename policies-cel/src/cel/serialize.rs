@@ -50,6 +50,9 @@ fn tagged(variant: &str, content: Value) -> Value {
 
 struct Serializer;
 
+/// The entries a map of unknown length is given room for.
+const UNKNOWN_MAP_LEN: usize = 8;
+
 impl ser::Serializer for Serializer {
     type Ok = Value;
     type Error = SerializeError;
@@ -184,7 +187,9 @@ impl ser::Serializer for Serializer {
         })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Entries, SerializeError> {
-        Ok(Entries::new(len.unwrap_or_default(), None))
+        // An unknown length is a struct with a flattened field (`Deletion`, `WorkloadEffect`):
+        // room for a few entries spares the table its regrowths.
+        Ok(Entries::new(len.unwrap_or(UNKNOWN_MAP_LEN), None))
     }
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Entries, SerializeError> {
         Ok(Entries::new(len, None))

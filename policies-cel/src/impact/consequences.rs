@@ -2,7 +2,7 @@
 //! PodDisruptionBudgets break, which workloads go down and which StatefulSets lose quorum —
 //! at the change's worst moment, touching only the pods the request affects and their owners.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cluster::object::{IntOrPercent, Spec};
 use crate::cluster::{ClusterView, Object, ObjectKey};
@@ -111,12 +111,12 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effec
         .iter()
         .filter_map(|s| view.get(&s.pod).map(|p| (p, s)))
         .collect();
-    let down_at_worst: HashSet<&ObjectKey> = stopped
+    let down_at_worst: BTreeSet<&ObjectKey> = stopped
         .iter()
         .filter(|(_, s)| s.at_worst)
         .map(|(p, _)| &p.key)
         .collect();
-    let gone_for_good: HashSet<&ObjectKey> = stopped
+    let gone_for_good: BTreeSet<&ObjectKey> = stopped
         .iter()
         .filter(|(_, s)| !s.replaced)
         .map(|(p, _)| &p.key)
@@ -186,7 +186,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effec
     impact.services.extend(effects.service_overrides.iter().cloned());
 
     // A deleted Service loses every endpoint it had: its clients have nowhere to go.
-    let no_pods = HashSet::new();
+    let no_pods = BTreeSet::new();
     for (key, _) in &effects.deleted {
         if &*key.kind != "Service" || service_overridden(key) {
             continue;
@@ -335,7 +335,7 @@ fn describe_volume(view: &dyn ClusterView, volume: &mut crate::impact::report::V
 pub(crate) fn service_endpoints(
     view: &dyn ClusterView,
     service: &Object,
-    down: &HashSet<&ObjectKey>,
+    down: &BTreeSet<&ObjectKey>,
 ) -> (usize, usize) {
     let namespace = &service.key.namespace;
     let slices = view.endpoint_slices(namespace, &service.key.name);

@@ -1,8 +1,11 @@
 //! What the rules decide a request does (objects deleted, pods stopped, volumes lost), before
 //! [`consequences`](super::consequences) works out what that means for Services, PDBs,
 //! workloads and quorums.
+//!
+//! The sets are ordered, not hashed: a request touches a handful of objects (SipHash of an
+//! `ObjectKey`'s four strings cost more than comparing them), and iteration is deterministic.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cluster::{Object, ObjectKey};
 use crate::impact::report::{BrokenReference, PdbEffect, ServiceEffect, VolumeLoss};
@@ -22,17 +25,17 @@ pub(crate) struct Stop {
 #[derive(Debug, Default)]
 pub(crate) struct Effects {
     pub deleted: Vec<(ObjectKey, String)>,
-    deleted_keys: HashSet<ObjectKey>,
+    deleted_keys: BTreeSet<ObjectKey>,
     pub stops: Vec<Stop>,
-    stop_index: HashMap<ObjectKey, usize>,
+    stop_index: BTreeMap<ObjectKey, usize>,
     pub volumes: Vec<VolumeLoss>,
-    volume_keys: HashSet<(String, String)>,
+    volume_keys: BTreeSet<(String, String)>,
     pub notes: Vec<String>,
     /// Stale ownerReferences of deleted objects.
     pub stale_owners: Vec<crate::impact::report::StaleOwner>,
     /// Ready pods a workload settles at when a rule knows better than "before minus stopped"
     /// (a scale-down settles at the new replica count).
-    pub settles_at: HashMap<ObjectKey, usize>,
+    pub settles_at: BTreeMap<ObjectKey, usize>,
     /// Service numbers a rule works out itself, when the Service itself changes (a new selector
     /// moves it to other pods, which stopped pods cannot express). Reported instead of the
     /// numbers derived from stopped pods, and counted the same way.

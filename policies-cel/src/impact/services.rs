@@ -8,7 +8,7 @@
 //! endpoints that selector edits cannot touch; removing a selector freezes the endpoints the
 //! controller made (they are kept, no longer updated).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value as Json;
 
@@ -72,7 +72,7 @@ fn display(labels: &Labels) -> String {
 
 /// The Service `old` now selects `labels`: its endpoints become the ready pods they match.
 fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Labels, effects: &mut Effects) {
-    let (before, _) = service_endpoints(view, old, &HashSet::new());
+    let (before, _) = service_endpoints(view, old, &BTreeSet::new());
     let selector = Selector {
         match_labels: labels.clone(),
         expressions: Box::default(),

@@ -140,3 +140,60 @@ pub(crate) enum Kind {
         body: Box<Node>,
     },
 }
+
+impl Node {
+    /// Calls `visit` on each node directly below this one, in source order.
+    pub fn for_each_child(&self, visit: &mut dyn FnMut(&Node)) {
+        match &self.kind {
+            Kind::Const(_) | Kind::Root(_) | Kind::Variable(_) | Kind::Local(_) => {}
+            Kind::AppendToLocal { elements, .. } => elements.iter().for_each(visit),
+            Kind::Select { operand, .. } | Kind::Has { operand, .. } | Kind::OptSelect { operand, .. } => {
+                visit(operand)
+            }
+            Kind::Index { operand, index } | Kind::OptIndex { operand, index } => {
+                visit(operand);
+                visit(index);
+            }
+            Kind::And(a, b) | Kind::Or(a, b) | Kind::Binary(_, a, b) => {
+                visit(a);
+                visit(b);
+            }
+            Kind::Not(a) | Kind::Neg(a) | Kind::NotStrictlyFalse(a) => visit(a),
+            Kind::Cond(a, b, c) => {
+                visit(a);
+                visit(b);
+                visit(c);
+            }
+            Kind::List { elements, .. } => elements.iter().for_each(visit),
+            Kind::Map { entries } => {
+                for (key, value, _) in entries {
+                    visit(key);
+                    visit(value);
+                }
+            }
+            Kind::MatchesConst { target, .. } => visit(target),
+            Kind::FindConst { target, limit, .. } => {
+                visit(target);
+                if let Some(limit) = limit {
+                    visit(limit);
+                }
+            }
+            Kind::Call { target, args, .. } | Kind::Bridge { target, args, .. } => {
+                if let Some(target) = target {
+                    visit(target);
+                }
+                args.iter().for_each(visit);
+            }
+            Kind::ClusterCall { args, .. } => args.iter().for_each(visit),
+            Kind::Comprehension(c) => {
+                for node in [&c.range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                    visit(node);
+                }
+            }
+            Kind::Bind { init, body, .. } => {
+                visit(init);
+                visit(body);
+            }
+        }
+    }
+}

@@ -31,5 +31,5 @@ pub use env::{Env, Root};
 pub use error::{CompileError, EvalError};
 pub use functions::authorizer::{AuthorizerMode, authorizer_for_request, authorizer_value};
 pub use kube_cel::cel as upstream;
-pub use program::Program;
+pub use program::{FieldsRead, Program};
 pub use upstream::Value;

@@ -34,7 +34,7 @@ use crate::cluster::{ClusterView, Object};
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
-use crate::impact::Impact;
+use crate::impact::{Impact, ImpactFields};
 use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySet};
 
 /// The annotation kube-apiserver records failed validations with action Audit under.
@@ -55,6 +55,10 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         authorizer: OnceCell::new(),
     };
     let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
+    // Only what some policy of the set selects of `impact` becomes CEL.
+    let impact_fields = set.policies.iter().fold(ImpactFields::NONE, |fields, policy| {
+        fields.union(policy.impact_fields)
+    });
     let estimate = || {
         impact
             .get_or_init(|| {
@@ -64,7 +68,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                     ));
                 }
                 let estimate = crate::impact::estimate(request, cluster);
-                let value = estimate.to_value();
+                let value = estimate.to_value_of(impact_fields);
                 Ok((estimate, value))
             })
             .as_ref()

@@ -10,6 +10,7 @@ mod consequences;
 mod create;
 mod delete;
 mod effects;
+mod fields;
 mod nodes;
 mod pods;
 pub mod report;
@@ -17,6 +18,7 @@ mod services;
 pub(crate) mod subject;
 mod workloads;
 
+pub use fields::ImpactFields;
 pub use report::{Impact, Summary};
 
 use crate::cel::Value;

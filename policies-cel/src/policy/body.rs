@@ -10,6 +10,7 @@ use std::sync::Arc;
 use k8s_openapi::api::admissionregistration::v1 as k8s;
 
 use crate::cel::{Env, Program, Root};
+use crate::impact::ImpactFields;
 use crate::policy::LoadError;
 use crate::policy::context::{Ctx, Report};
 use crate::policy::path::FieldPath;
@@ -33,6 +34,8 @@ pub(crate) struct Body {
     pub(crate) audit_annotations: Vec<AuditAnnotation>,
     /// Some expression reads `impact`.
     pub(crate) uses_impact: bool,
+    /// The fields of `impact` the expressions read.
+    pub(crate) impact_fields: ImpactFields,
     /// Some expression reads `cluster`.
     pub(crate) uses_cluster: bool,
 }
@@ -180,6 +183,7 @@ impl Compiler<'_, '_> {
         match env.compile(source) {
             Ok(program) => {
                 self.body.uses_impact |= program.uses(Root::Impact);
+                self.body.impact_fields = self.body.impact_fields.union(ImpactFields::read_by(&program));
                 self.body.uses_cluster |= program.uses(Root::Cluster);
                 Some(Arc::new(program))
             }

@@ -1,0 +1,163 @@
+//! Which of `impact`'s top-level fields a policy set reads. The estimate becomes a CEL value
+//! once per request; only the fields some policy selects are converted (a set that reads
+//! `impact.summary` alone pays for the summary, not for every pod and note), and every field
+//! when any expression uses `impact` otherwise ([`FieldsRead::Whole`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::cel::serialize::to_value;
+use crate::cel::upstream::objects::{Key, Map};
+use crate::cel::{FieldsRead, Program, Root, Value};
+use crate::impact::Impact;
+
+/// A set of `impact`'s top-level fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImpactFields(u16);
+
+/// Declares `impact`'s fields once: their CEL names, in [`Impact`]'s order, and the conversion
+/// of the chosen ones (checked against `Impact`'s own serialization by the tests below).
+macro_rules! impact_fields {
+    ($($name:literal => $field:ident),+ $(,)?) => {
+        /// Every top-level field of `impact`, as policies name them.
+        pub const NAMES: &[&str] = &[$($name),+];
+
+        impl Impact {
+            /// The estimate as the CEL `impact` variable, with only `fields` in it.
+            pub fn to_value_of(&self, fields: ImpactFields) -> Value {
+                let mut map = HashMap::with_capacity(fields.len());
+                let mut index = 0;
+                $(
+                    if fields.0 & (1 << index) != 0 {
+                        if let Ok(value) = to_value(&self.$field) {
+                            map.insert(Key::String(Arc::new($name.to_owned())), value);
+                        }
+                    }
+                    index += 1;
+                )+
+                let _ = index;
+                Value::Map(Map { map: Arc::new(map) })
+            }
+        }
+    };
+}
+
+impact_fields! {
+    "summary" => summary,
+    "action" => action,
+    "activity" => activity,
+    "deleted" => deleted,
+    "pods" => pods,
+    "volumes" => volumes,
+    "workloads" => workloads,
+    "services" => services,
+    "pdbs" => pdbs,
+    "quorum" => quorum,
+    "brokenReferences" => broken_references,
+    "staleOwners" => stale_owners,
+    "notes" => notes,
+}
+
+impl ImpactFields {
+    /// No field: `impact` is not read.
+    pub const NONE: Self = Self(0);
+    /// Every field.
+    pub const ALL: Self = Self((1 << NAMES.len()) - 1);
+
+    /// The fields `program` reads. A name that is no field of `impact` adds nothing: reading it
+    /// is a "no such key" error with or without the others.
+    pub fn read_by(program: &Program) -> Self {
+        match program.fields_read(Root::Impact) {
+            FieldsRead::Whole => Self::ALL,
+            FieldsRead::Fields(names) => names
+                .iter()
+                .filter_map(|name| NAMES.iter().position(|known| known == name))
+                .fold(Self::NONE, |fields, index| Self(fields.0 | 1 << index)),
+        }
+    }
+
+    /// The fields of both.
+    #[must_use]
+    pub fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// How many fields.
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// True when no field is read.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The fields' names, in `impact`'s order.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        NAMES
+            .iter()
+            .enumerate()
+            .filter(move |(index, _)| self.0 & (1 << index) != 0)
+            .map(|(_, name)| *name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cel::Env;
+    use crate::cel::value::to_json;
+
+    fn read(source: &str) -> ImpactFields {
+        ImpactFields::read_by(&Env::admission().compile(source).unwrap())
+    }
+
+    /// An estimate with every list filled, from the repository's database cluster.
+    fn estimates() -> Vec<Impact> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+        let cluster = root.join("clusters/database");
+        let model = crate::cluster::snapshot::load_snapshots(&[cluster.as_path()], &mut |_| {}).unwrap();
+        std::fs::read_dir(root.join("reviews"))
+            .unwrap()
+            .filter_map(|entry| {
+                let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+                let request = crate::eval::Request::from_wire(&bytes)?;
+                Some(crate::impact::estimate(&request, &model))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_field_converts_as_the_whole_estimate_does() {
+        let estimates = estimates();
+        assert!(estimates.len() >= 8, "{} reviews read", estimates.len());
+        let keys: Vec<String> = match to_json(&Impact::default().to_value()) {
+            serde_json::Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("{other}"),
+        };
+        let mut names: Vec<&str> = NAMES.to_vec();
+        names.sort_unstable();
+        assert_eq!(keys, names, "NAMES lists every field of Impact, by its CEL name");
+        for estimate in &estimates {
+            assert_eq!(
+                to_json(&estimate.to_value_of(ImpactFields::ALL)),
+                to_json(&estimate.to_value())
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_fields_read_are_converted() {
+        let fields = read("impact.summary.deleted < 3").union(read("impact.?pods.orValue([]).size() < 9"));
+        assert_eq!(fields.names().collect::<Vec<_>>(), ["summary", "pods"]);
+        let whole = serde_json::to_value(&estimates()[0]).unwrap();
+        let converted = to_json(&estimates()[0].to_value_of(fields));
+        assert_eq!(converted["summary"], whole["summary"]);
+        assert_eq!(converted["pods"], whole["pods"]);
+        assert_eq!(converted.as_object().unwrap().len(), 2);
+        assert_eq!(read("impact.nosuch.size() > 0"), ImpactFields::NONE);
+        assert_eq!(read("object.metadata.name != ''"), ImpactFields::NONE);
+        assert_eq!(read("string(impact) != ''"), ImpactFields::ALL);
+        assert_eq!(ImpactFields::ALL.len(), NAMES.len());
+    }
+}

@@ -3,7 +3,7 @@
 //! subresources (with `*` forms), scope and resourceNames; exclusions; namespace and object
 //! selectors.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::admissionregistration::v1::{MatchResources, NamedRuleWithOperations};
@@ -11,9 +11,10 @@ use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, GroupVersionResource};
 
 use crate::cluster::ClusterView;
+use crate::eval::Request;
 use crate::eval::request::{Objects, operation_name};
 use crate::eval::selector::{self, SelectorError};
-use crate::eval::{Request, subjects};
+use crate::eval::subjects::UserJudge;
 use crate::policy::Subjects;
 
 /// The parts of a request that matching reads, each gathered on first use and once per request
@@ -25,22 +26,13 @@ pub(crate) struct MatchInput<'a> {
     old_object_labels: OnceCell<BTreeMap<String, String>>,
     namespace_json: OnceCell<Option<serde_json::Value>>,
     namespace_labels: OnceCell<Option<BTreeMap<String, String>>>,
-    /// The user's service account as `namespace/name`, when the user is one.
-    pub service_account: Option<String>,
-    /// Whether each `subjects` list asked about so far judges the user: policies of one pack
-    /// repeat the same list, which is matched once per request.
-    judged: RefCell<Vec<(&'a Subjects, bool)>>,
+    /// Whether each `subjects` list judges the user, each distinct list matched once.
+    users: UserJudge<'a>,
 }
 
 impl<'a> MatchInput<'a> {
     /// The match input of `request`, whose Namespace `cluster` knows.
     pub fn new(request: &'a Request, cluster: &'a dyn ClusterView) -> Self {
-        let admission = &request.admission;
-        let service_account = admission
-            .user_info
-            .username
-            .as_deref()
-            .and_then(crate::eval::subjects::service_account);
         Self {
             request,
             cluster,
@@ -48,19 +40,13 @@ impl<'a> MatchInput<'a> {
             old_object_labels: OnceCell::new(),
             namespace_json: OnceCell::new(),
             namespace_labels: OnceCell::new(),
-            service_account,
-            judged: RefCell::new(Vec::new()),
+            users: UserJudge::new(&request.admission),
         }
     }
 
-    /// Whether `subjects` judges the request's user (see [`subjects::judges_user`], which it asks once per list).
+    /// Whether `subjects` judges the request's user (see [`UserJudge`]).
     pub fn judges_user(&self, subjects: &'a Subjects) -> bool {
-        if let Some((_, judged)) = self.judged.borrow().iter().find(|(seen, _)| *seen == subjects) {
-            return *judged;
-        }
-        let judged = subjects::judges_user(subjects, self.admission(), self.service_account.as_deref());
-        self.judged.borrow_mut().push((subjects, judged));
-        judged
+        self.users.judges(subjects)
     }
 
     /// The request's own fields.
@@ -224,38 +210,6 @@ mod tests {
 
     fn patterns(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn each_subjects_list_is_matched_once_per_request_and_answers_for_equal_lists() {
-        let request = Request::from_review(serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {
-                "uid": "1", "operation": "DELETE", "name": "db-0", "namespace": "db",
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "userInfo": {"username": "system:serviceaccount:db:operator"},
-            }
-        }))
-        .unwrap();
-        let cluster = crate::cluster::ClusterModel::new();
-        let input = MatchInput::new(&request, &cluster);
-        let accounts = |list: &[&str]| patterns(list);
-        let operators = Subjects {
-            service_accounts: accounts(&["db/*"]),
-            ..Subjects::default()
-        };
-        let same_operators = operators.clone();
-        let excluded = Subjects {
-            exclude_service_accounts: accounts(&["db/operator"]),
-            ..Subjects::default()
-        };
-        for _ in 0..2 {
-            assert!(input.judges_user(&operators));
-            assert!(input.judges_user(&same_operators));
-            assert!(!input.judges_user(&excluded));
-        }
-        assert_eq!(input.judged.borrow().len(), 2, "one match per distinct list");
     }
 
     #[test]

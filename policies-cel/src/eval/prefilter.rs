@@ -15,38 +15,34 @@ use kube_core::admission::AdmissionRequest;
 /// (re-exported for the lint, which judges exclusions with it: `matching` is private to `eval`).
 pub(crate) use crate::eval::matching::resource_listed;
 use crate::eval::matching::rule_matches;
-use crate::eval::subjects;
+use crate::eval::subjects::UserJudge;
 use crate::policy::{Policy, PolicyKind, PolicySet};
 
 /// The policies of `set` that could judge `request`.
 pub fn candidates(set: &PolicySet, request: &AdmissionRequest<DynamicObject>) -> Vec<Arc<Policy>> {
-    // The user's service account, read once however many policies name subjects.
-    let account = user_account(request);
+    // Each distinct `subjects` list is matched once, however many policies repeat it.
+    let users = UserJudge::new(request);
     set.policies
         .iter()
-        .filter(|policy| could_judge_user(set, policy, request, account.as_deref()))
+        .filter(|policy| could_judge_user(set, policy, request, &users))
         .cloned()
         .collect()
 }
 
 /// False only when `policy` certainly does not judge `request`.
 pub fn could_judge(set: &PolicySet, policy: &Policy, request: &AdmissionRequest<DynamicObject>) -> bool {
-    could_judge_user(set, policy, request, user_account(request).as_deref())
+    could_judge_user(set, policy, request, &UserJudge::new(request))
 }
 
-fn user_account(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
-    subjects::service_account(request.user_info.username.as_deref().unwrap_or_default())
-}
-
-/// [`could_judge`], with the user's `namespace/name` service account already read.
-fn could_judge_user(
+/// [`could_judge`], asking `users` whether the policy's subjects include the user.
+fn could_judge_user<'a>(
     set: &PolicySet,
-    policy: &Policy,
+    policy: &'a Policy,
     request: &AdmissionRequest<DynamicObject>,
-    account: Option<&str>,
+    users: &UserJudge<'a>,
 ) -> bool {
     if let Some(subjects) = &policy.subjects
-        && !subjects::judges_user(subjects, request, account)
+        && !users.judges(subjects)
     {
         return false;
     }

@@ -1,5 +1,7 @@
 //! Whose requests a SafetyPolicy judges: users, groups and service accounts with `*` wildcards.
 
+use std::cell::RefCell;
+
 use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
 
@@ -16,7 +18,13 @@ pub fn glob(pattern: &str, text: &str) -> bool {
         return false;
     };
     for part in parts {
-        match rest.find(part) {
+        // A one-character part (`*/*`, `*:*`) is searched as a byte: a string searcher's set-up
+        // costs more than the search.
+        let found = match part.as_bytes() {
+            [byte] => rest.bytes().position(|b| b == *byte),
+            _ => rest.find(part),
+        };
+        match found {
             Some(at) => rest = &rest[at + part.len()..],
             None => return false,
         }
@@ -63,9 +71,70 @@ pub fn judges_user(
     everyone || hit(&subjects.users, &subjects.groups, &subjects.service_accounts)
 }
 
+/// Whether `subjects` lists judge one request's user, each distinct list matched once: the
+/// policies of a pack repeat the same list, and the pre-filter and `evaluate()` ask per policy.
+pub(crate) struct UserJudge<'a> {
+    admission: &'a AdmissionRequest<DynamicObject>,
+    /// The user's service account as `namespace/name`, when the user is one.
+    account: Option<String>,
+    judged: RefCell<Vec<(&'a Subjects, bool)>>,
+}
+
+impl<'a> UserJudge<'a> {
+    pub fn new(admission: &'a AdmissionRequest<DynamicObject>) -> Self {
+        let user = admission.user_info.username.as_deref().unwrap_or_default();
+        Self {
+            admission,
+            account: service_account(user),
+            judged: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// [`judges_user`], answered from the first equal list asked about when there is one.
+    pub fn judges(&self, subjects: &'a Subjects) -> bool {
+        if let Some((_, judged)) = self.judged.borrow().iter().find(|(seen, _)| *seen == subjects) {
+            return *judged;
+        }
+        let judged = judges_user(subjects, self.admission, self.account.as_deref());
+        self.judged.borrow_mut().push((subjects, judged));
+        judged
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_subjects_list_is_matched_once_per_request_and_answers_for_equal_lists() {
+        let request = crate::eval::Request::from_review(serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "1", "operation": "DELETE", "name": "db-0", "namespace": "db",
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "userInfo": {"username": "system:serviceaccount:db:operator"},
+            }
+        }))
+        .unwrap();
+        let users = UserJudge::new(&request.admission);
+        let accounts = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        let operators = Subjects {
+            service_accounts: accounts(&["db/*"]),
+            ..Subjects::default()
+        };
+        let same_operators = operators.clone();
+        let excluded = Subjects {
+            exclude_service_accounts: accounts(&["db/operator"]),
+            ..Subjects::default()
+        };
+        for _ in 0..2 {
+            assert!(users.judges(&operators));
+            assert!(users.judges(&same_operators));
+            assert!(!users.judges(&excluded));
+        }
+        assert_eq!(users.judged.borrow().len(), 2, "one match per distinct list");
+    }
 
     #[test]
     fn globs_match_whole_strings() {
@@ -77,6 +146,11 @@ mod tests {
         assert!(!glob("admin", "admin2"));
         assert!(glob("ab*ab", "abab"));
         assert!(!glob("ab*ab", "aba"));
+        assert!(glob("*/*", "db/pg"));
+        assert!(!glob("*/*", "db"));
+        assert!(glob("a*/*z", "ab/cz"));
+        assert!(!glob("a*/*z", "abcz"));
+        assert!(glob("*é*", "café au lait"));
     }
 
     #[test]

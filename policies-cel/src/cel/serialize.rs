@@ -252,7 +252,7 @@ sequence!(
 /// A struct field's name as a CEL string. The names are few and every estimate repeats them,
 /// so each thread keeps the last string made for each name (a direct-mapped cache on the
 /// name's address): a field costs a reference count, not two allocations and a copy.
-fn field_name(name: &'static str) -> Arc<String> {
+pub(crate) fn field_name(name: &'static str) -> Arc<String> {
     const SLOTS: usize = 256;
     /// A name and the string last made for it.
     type Slot = Option<(&'static str, Arc<String>)>;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cel::serialize::to_value;
+use crate::cel::serialize::{field_name, to_value};
 use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::{FieldsRead, Program, Root, Value};
 use crate::impact::Impact;
@@ -30,7 +30,7 @@ macro_rules! impact_fields {
                 $(
                     if fields.0 & (1 << index) != 0 {
                         if let Ok(value) = to_value(&self.$field) {
-                            map.insert(Key::String(Arc::new($name.to_owned())), value);
+                            map.insert(Key::String(field_name($name)), value);
                         }
                     }
                     index += 1;

@@ -354,7 +354,7 @@ mod tests {
     }
 
     /// `project_spec` gives the spec `project` gives, for every object of every kind in the
-    /// repository's snapshots, with and without their identity's strings interned first.
+    /// repository's snapshots; and it reads a spec whose object has no identity to project.
     #[test]
     fn spec_alone_is_the_spec_of_the_whole_projection() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/clusters");

@@ -34,6 +34,19 @@ fn arg(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+/// `kubectl suture test SUITE --live --kubeconfig KUBECONFIG -o json`.
+fn live_test_json(suite: &Path, kubeconfig: &Path) -> std::process::Output {
+    run(&[
+        "test",
+        arg(suite),
+        "--live",
+        "--kubeconfig",
+        arg(kubeconfig),
+        "-o",
+        "json",
+    ])
+}
+
 #[test]
 fn a_live_check_judges_as_the_snapshot_does_reading_only_the_request_namespace() {
     let (api, _dir, kubeconfig) = cluster("default");
@@ -310,15 +323,7 @@ fn test_with_only_a_kubeconfig_runs_live() {
         paths.contains(&"/api/v1/pods".to_owned()),
         "the whole cluster is read: {paths:?}"
     );
-    let live = run(&[
-        "test",
-        arg(&suite),
-        "--live",
-        "--kubeconfig",
-        arg(&kubeconfig),
-        "-o",
-        "json",
-    ]);
+    let live = live_test_json(&suite, &kubeconfig);
     assert_eq!(json(&implied), json(&live));
 }
 
@@ -346,15 +351,7 @@ fn a_suite_naming_its_own_cluster_is_unaffected_by_live() {
         stdout(&hermetic),
         stderr(&hermetic)
     );
-    let live = run(&[
-        "test",
-        arg(&suite),
-        "--live",
-        "--kubeconfig",
-        arg(&kubeconfig),
-        "-o",
-        "json",
-    ]);
+    let live = live_test_json(&suite, &kubeconfig);
     assert_eq!(live.status.code(), Some(1), "{}{}", stdout(&live), stderr(&live));
     assert_eq!(json(&live), json(&hermetic));
     assert!(

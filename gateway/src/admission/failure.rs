@@ -138,14 +138,20 @@ spec: {{policyName: replicas, validationActions: [Warn, Audit]}}
             .unwrap()
     }
 
-    #[test]
-    fn fail_goes_through_each_bindings_actions() {
-        let set = two_bindings("Fail");
+    /// An allowed decision after [`two_bindings`]' policy timed out.
+    fn timed_out(failure_policy: &str) -> Decision {
+        let set = two_bindings(failure_policy);
         let mut decision = Decision {
             allowed: true,
             ..Decision::default()
         };
         apply(&mut decision, &set, &set.policies, "timed out");
+        decision
+    }
+
+    #[test]
+    fn fail_goes_through_each_bindings_actions() {
+        let decision = timed_out("Fail");
         assert!(!decision.allowed);
         assert_eq!(decision.denials.len(), 1, "{:?}", decision.denials);
         assert_eq!(decision.denials[0].binding.as_deref(), Some("replicas-deny"));
@@ -180,12 +186,7 @@ spec: {{policyName: replicas, validationActions: [Warn, Audit]}}
 
     #[test]
     fn ignore_warns_once_per_policy_whatever_its_bindings() {
-        let set = two_bindings("Ignore");
-        let mut decision = Decision {
-            allowed: true,
-            ..Decision::default()
-        };
-        apply(&mut decision, &set, &set.policies, "timed out");
+        let decision = timed_out("Ignore");
         assert!(decision.allowed, "{:?}", decision.denials);
         assert_eq!(
             decision.warnings,

@@ -55,10 +55,6 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         authorizer: OnceCell::new(),
     };
     let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
-    // Only what some policy of the set selects of `impact` becomes CEL.
-    let impact_fields = set.policies.iter().fold(ImpactFields::NONE, |fields, policy| {
-        fields.union(policy.impact_fields)
-    });
     let estimate = || {
         impact
             .get_or_init(|| {
@@ -68,7 +64,11 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
                     ));
                 }
                 let estimate = crate::impact::estimate(request, cluster);
-                let value = estimate.to_value_of(impact_fields);
+                // Only what some policy of the set selects of `impact` becomes CEL.
+                let fields = set.policies.iter().fold(ImpactFields::NONE, |fields, policy| {
+                    fields.union(policy.impact_fields)
+                });
+                let value = estimate.to_value_of(fields);
                 Ok((estimate, value))
             })
             .as_ref()

@@ -114,6 +114,11 @@ pub fn project_spec(json: &Value, model: &mut ClusterModel) -> std::result::Resu
     }
 }
 
+/// What [`project_spec`] never reads of a Deployment, ReplicaSet, StatefulSet or DaemonSet:
+/// a reader of their new spec may leave these out of the tree it projects
+/// (`WireObject::json_without`). The slim model keeps no pod templates.
+pub const UNREAD_BY_WORKLOAD_SPECS: &[&[&str]] = &[&["metadata"], &["status"], &["spec", "template"]];
+
 /// An object's fields with the type its `apiVersion` and `kind` give.
 struct Typed<'a> {
     root: Fields<'a>,
@@ -386,6 +391,45 @@ mod tests {
             ),
             "a spec is read without the identity"
         );
+    }
+
+    /// The spec of every workload in the repository's snapshots is the same when the parts
+    /// `UNREAD_BY_WORKLOAD_SPECS` names are left out or hold garbage: no reader looks there.
+    #[test]
+    fn workload_specs_never_read_what_a_reader_may_leave_out() {
+        fn at<'t>(tree: &'t mut Value, path: &[&str]) -> Option<&'t mut Value> {
+            path.iter().try_fold(tree, |tree, key| tree.get_mut(*key))
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/clusters");
+        let mut kinds = std::collections::BTreeSet::new();
+        for cluster in ["database", "operator", "platform", "web"] {
+            let text = std::fs::read_to_string(root.join(cluster).join("snapshot.yaml")).unwrap();
+            let list: Value = serde_yaml_ng::from_str(&text).unwrap();
+            for item in list["items"].as_array().unwrap() {
+                let kind = item["kind"].as_str().unwrap();
+                if !["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"].contains(&kind) {
+                    continue;
+                }
+                let spec = project_spec(item, &mut ClusterModel::new()).unwrap();
+                let (mut left_out, mut garbage) = (item.clone(), item.clone());
+                for path in UNREAD_BY_WORKLOAD_SPECS {
+                    let (parent, last) = path.split_at(path.len() - 1);
+                    if let Some(Value::Object(map)) = at(&mut left_out, parent) {
+                        map.remove(last[0]);
+                    }
+                    if let Some(Value::Object(map)) = at(&mut garbage, parent) {
+                        map.insert(last[0].to_owned(), json!(["not", {"what": "a reader expects"}]));
+                    }
+                }
+                assert_ne!(&left_out, item, "the snapshot's {kind} has parts to leave out");
+                for changed in [left_out, garbage] {
+                    let read = project_spec(&changed, &mut ClusterModel::new());
+                    assert_eq!(read.as_ref(), Ok(&spec), "{kind}: {changed}");
+                }
+                kinds.insert(kind.to_owned());
+            }
+        }
+        assert!(kinds.len() >= 3, "workload kinds in the snapshots: {kinds:?}");
     }
 
     #[test]

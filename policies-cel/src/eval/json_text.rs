@@ -1,8 +1,9 @@
 //! Reading JSON text without building a tree: the value at a path ([`find`]), and whether the
-//! text equals a tree ([`equals`]). A request's `oldObject` is often read only for a field or
-//! two (a workload's pod template, to compare with `object`'s; an escape-hatch annotation):
-//! skipping over its text allocates nothing, where parsing it into a tree allocated every key
-//! and string of the object (and freeing them cost as much again).
+//! text equals a tree ([`equals`]), over a [`Scan`] that passes values eight bytes at a time
+//! (the outline of an object and the pruned parse use it too). A request's objects are often
+//! read only for a field or two (a workload's pod template, to compare; an escape-hatch
+//! annotation): skipping over text allocates nothing, where parsing it into a tree allocated
+//! every key and string of the object (and freeing them cost as much again).
 //!
 //! Both read exactly as `serde_json::Value` would (a repeated key keeps its last value, numbers
 //! compare as serde_json's `Number` does), so they never disagree with the tree they stand in for.
@@ -24,12 +25,7 @@ pub(crate) fn find<'a>(text: &'a str, path: &[&str]) -> Option<&'a str> {
 
 /// Where [`find`]'s value is in `text`.
 pub(crate) fn find_range(text: &str, path: &[&str]) -> Option<Range<usize>> {
-    let mut scan = Scan {
-        text,
-        bytes: text.as_bytes(),
-        at: 0,
-    };
-    scan.find(path)
+    Scan::new(text).find(path)
 }
 
 /// Whether the JSON document `text` parses to a value equal to `expected`. Equal text is read
@@ -54,48 +50,133 @@ pub(crate) fn as_str(text: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-/// The bytes that matter between an object's or array's brackets: strings and nesting.
-static CONTAINER_STOPS: [bool; 256] = stops(b"\"{}[]");
+/// An object's key as it stands in the text, between its quotes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawKey<'a> {
+    /// The text between the quotes, escapes as written.
+    pub raw: &'a str,
+    /// Where `raw` starts in the text scanned.
+    pub start: usize,
+}
 
-const fn stops(bytes: &[u8]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < bytes.len() {
-        table[bytes[i] as usize] = true;
-        i += 1;
+impl<'a> RawKey<'a> {
+    /// Whether the key is `wanted` (unescaped first only when it has escapes).
+    pub(crate) fn is(&self, wanted: &str) -> bool {
+        if self.raw.contains('\\') {
+            self.unescaped() == wanted
+        } else {
+            self.raw == wanted
+        }
     }
-    table
+
+    /// The key, unescaped when it has escapes.
+    pub(crate) fn unescaped(&self) -> Cow<'a, str> {
+        if self.raw.contains('\\') {
+            serde_json::from_str::<String>(&format!("\"{}\"", self.raw))
+                .map_or(Cow::Borrowed(self.raw), Cow::Owned)
+        } else {
+            Cow::Borrowed(self.raw)
+        }
+    }
+}
+
+/// Eight bytes of text at a time (SWAR): every byte is `0x01` times the byte.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The high bit of each byte of `word` that equals `byte`; the lowest one set is the first
+/// such byte (higher ones may be false, from a borrow, which is never read).
+const fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * byte as u64);
+    x.wrapping_sub(ONES) & !x & (ONES << 7)
+}
+
+/// Where the first of the bytes `in_string` looks for is in the eight bytes of `word`: a
+/// quote or a backslash.
+const fn string_stop(word: u64) -> u64 {
+    bytes_equal(word, b'"') | bytes_equal(word, b'\\')
+}
+
+/// The same for the bytes that matter between brackets: strings and nesting (`"{}[]`; `[`
+/// and `]` are `{` and `}` with bit 5 clear).
+const fn container_stop(word: u64) -> u64 {
+    let folded = word | (ONES * 0x20);
+    bytes_equal(word, b'"') | bytes_equal(folded, b'{') | bytes_equal(folded, b'}')
 }
 
 /// A position in valid JSON text, moved over it value by value.
-struct Scan<'a> {
+pub(crate) struct Scan<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Scan<'a> {
+    /// At the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+        }
+    }
+
     /// The value at `path` below the value that starts here; the whole value is passed over.
     fn find(&mut self, path: &[&str]) -> Option<Range<usize>> {
-        self.skip_space();
         let Some((first, rest)) = path.split_first() else {
-            let start = self.at;
-            self.skip_value();
-            return Some(start..self.at.min(self.bytes.len()));
+            return Some(self.value());
         };
-        if self.peek() != Some(b'{') {
+        let mut found = None;
+        let object = self.members(|scan, key| {
+            if key.is(first) {
+                // A repeated key keeps its last value, as the tree does.
+                found = scan.find(rest);
+            } else {
+                scan.skip_value();
+            }
+        });
+        object.and(found)
+    }
+
+    /// Passes the value starting here and says where it is.
+    pub(crate) fn value(&mut self) -> Range<usize> {
+        self.skip_space();
+        let start = self.at;
+        self.skip_value();
+        start..self.at.min(self.bytes.len())
+    }
+
+    /// The text at `range`.
+    pub(crate) fn text(&self, range: Range<usize>) -> Option<&'a str> {
+        self.text.get(range)
+    }
+
+    /// Whether nothing but white space is left.
+    pub(crate) fn at_end(&mut self) -> bool {
+        self.skip_space();
+        self.at >= self.bytes.len()
+    }
+
+    /// Whether the value starting here is an object.
+    pub(crate) fn at_object(&mut self) -> bool {
+        self.skip_space();
+        self.peek() == Some(b'{')
+    }
+
+    /// Passes the object starting here, handing each key to `member`, which must pass its
+    /// value. `None` (with the value passed over) when the value is not an object.
+    pub(crate) fn members(&mut self, mut member: impl FnMut(&mut Self, RawKey<'a>)) -> Option<()> {
+        if !self.at_object() {
             self.skip_value();
             return None;
         }
         self.at += 1;
-        let mut found = None;
         loop {
             self.skip_space();
             match self.peek() {
                 Some(b'"') => {}
                 Some(b'}') => {
                     self.at += 1;
-                    return found;
+                    return Some(());
                 }
                 _ => return None,
             }
@@ -105,12 +186,7 @@ impl<'a> Scan<'a> {
                 return None;
             }
             self.at += 1;
-            if key == *first {
-                // A repeated key keeps its last value, as the tree does.
-                found = self.find(rest);
-            } else {
-                self.skip_value();
-            }
+            member(self, key);
             self.skip_space();
             if self.peek() == Some(b',') {
                 self.at += 1;
@@ -122,6 +198,24 @@ impl<'a> Scan<'a> {
         self.bytes.get(self.at).copied()
     }
 
+    /// The first byte from `at` on that `stop` finds, looking at eight bytes at a time, or
+    /// where fewer than eight bytes are left.
+    #[inline(always)]
+    fn next_stop(&self, at: usize, stop: impl Fn(u64) -> u64) -> usize {
+        let rest = self.bytes.get(at..).unwrap_or_default();
+        let mut chunks = rest.chunks_exact(8);
+        let mut offset = at;
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
+            let found = stop(word);
+            if found != 0 {
+                return offset + (found.trailing_zeros() / 8) as usize;
+            }
+            offset += 8;
+        }
+        offset
+    }
+
     fn skip_space(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
@@ -129,25 +223,32 @@ impl<'a> Scan<'a> {
     }
 
     /// The key starting here (its quote), unescaped only when it has escapes.
-    fn key(&mut self) -> Option<Cow<'a, str>> {
-        let start = self.at;
+    fn key(&mut self) -> Option<RawKey<'a>> {
+        let start = self.at + 1;
         self.skip_string();
-        as_str(self.text.get(start..self.at)?)
+        let raw = self.text.get(start..self.at.checked_sub(1)?)?;
+        Some(RawKey { raw, start })
     }
 
-    /// Passes the string starting here (its opening quote). Its text is searched for the
-    /// closing quote or a backslash many bytes at a time.
+    /// Where the scan is.
+    pub(crate) fn position(&self) -> usize {
+        self.at
+    }
+
+    /// Passes the string starting here (its opening quote), eight bytes at a time.
     fn skip_string(&mut self) {
         let mut at = self.at + 1;
         loop {
-            let rest = self.bytes.get(at..).unwrap_or_default();
-            match memchr::memchr2(b'"', b'\\', rest) {
-                Some(offset) if rest.get(offset) == Some(&b'"') => {
-                    self.at = at + offset + 1;
+            at = self.next_stop(at, string_stop);
+            match self.bytes.get(at) {
+                Some(b'"') => {
+                    self.at = at + 1;
                     return;
                 }
                 // A backslash and the character it escapes.
-                Some(offset) => at += offset + 2,
+                Some(b'\\') => at += 2,
+                // Fewer than eight bytes were left: one at a time.
+                Some(_) => at += 1,
                 None => {
                     self.at = self.bytes.len();
                     return;
@@ -166,25 +267,23 @@ impl<'a> Scan<'a> {
                 self.at += 1;
                 let mut depth = 1_usize;
                 loop {
-                    let rest = self.bytes.get(self.at..).unwrap_or_default();
-                    let Some(offset) = rest.iter().position(|b| CONTAINER_STOPS[usize::from(*b)]) else {
-                        self.at = self.bytes.len();
-                        return;
-                    };
-                    self.at += offset;
+                    self.at = self.next_stop(self.at, container_stop);
                     match self.peek() {
                         Some(b'"') => self.skip_string(),
                         Some(b'{' | b'[') => {
                             depth += 1;
                             self.at += 1;
                         }
-                        _ => {
+                        Some(b'}' | b']') => {
                             depth -= 1;
                             self.at += 1;
                             if depth == 0 {
                                 return;
                             }
                         }
+                        // Fewer than eight bytes were left: one at a time.
+                        Some(_) => self.at += 1,
+                        None => return,
                     }
                 }
             }
@@ -429,6 +528,28 @@ mod tests {
         let wide = Json::Object(wide);
         assert!(equals(&wide.to_string(), &wide));
         assert!(!equals(&wide.to_string(), &json!({"k0": 0})));
+    }
+
+    /// Quotes, backslashes and brackets inside strings, at every place in an eight-byte word
+    /// and near the end of the text, are passed over as the string they are in.
+    #[test]
+    fn strings_are_passed_whatever_they_hold_wherever_it_falls() {
+        for len in 0..20 {
+            for at in 0..=len {
+                let mut content = "x".repeat(len);
+                content.insert_str(at, r#"\"}]{[\\"#);
+                let text = format!(r#"{{"s": "{content}", "k": [1, {{"a": "{content}"}}], "t": 2}}"#);
+                let tree: Json = serde_json::from_str(&text).unwrap();
+                assert_eq!(find(&text, &["t"]), Some("2"), "{text}");
+                let list = find(&text, &["k"]).unwrap();
+                assert_eq!(serde_json::from_str::<Json>(list).unwrap(), tree["k"], "{text}");
+                let tail = format!(r#"{{"t": 2, "s": "{content}"}}"#);
+                assert_eq!(
+                    find(&tail, &["s"]).and_then(as_str).as_deref(),
+                    tree["s"].as_str()
+                );
+            }
+        }
     }
 
     /// Every path into every object of every recorded review (the repository's, and those

@@ -5,7 +5,9 @@
 mod decision;
 mod escape;
 mod json_text;
+mod json_without;
 mod matching;
+mod outline;
 mod params;
 pub mod prefilter;
 mod request;

@@ -275,8 +275,9 @@ pub(crate) mod tests {
     }
 
     /// The objects are parsed only by what reads them: the estimate of a scale-down parses the
-    /// new StatefulSet and only compares the old one's pod template as text, and neither it nor
-    /// the escape hatch behind its denial parses the old one; the estimate of a Pod DELETE parses
+    /// new StatefulSet's spec into a tree it does not keep and compares the pod templates as
+    /// text, and neither it nor the escape hatch behind its denial parses either object whole;
+    /// the estimate of a Pod DELETE parses
     /// neither object, and the pack's decision on an allowed Pod DELETE reads nothing of the Pod
     /// (the escape hatch is looked up only for a denial).
     #[test]
@@ -291,12 +292,12 @@ pub(crate) mod tests {
         assert!(!objects.object.is_parsed() && !objects.old_object.is_parsed());
         let impact = crate::impact::estimate(&scale_down, &model);
         assert!(impact.summary.pods_disrupted > 0, "{:?}", impact.summary);
-        assert!(objects.object.is_parsed() && !objects.old_object.is_parsed());
+        assert!(!objects.object.is_parsed() && !objects.old_object.is_parsed());
         let decision = crate::evaluate(&crate::pack::builtin().unwrap(), &scale_down, &model);
         assert!(!decision.allowed, "{decision:?}");
         assert!(
-            !objects.old_object.is_parsed(),
-            "the decision parsed the old StatefulSet"
+            !objects.object.is_parsed() && !objects.old_object.is_parsed(),
+            "the decision parsed a StatefulSet"
         );
 
         let pod_delete = read("pod-delete-pg-main-0.json");

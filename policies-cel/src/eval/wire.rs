@@ -1,18 +1,19 @@
 //! A request's object as it came on the wire: its JSON text, kept as received and parsed into a
 //! tree only when something reads the whole of it (the estimate's projection, an object selector,
 //! a CEL expression over `object`). Readers of a field or two (a pod template to compare, an
-//! escape-hatch annotation) find it in the text instead. Most requests a policy set judges never
+//! escape-hatch annotation) find it in the text instead, through the object's outline, and the
+//! estimate of a workload UPDATE parses only the part of the new spec it projects. Most requests a policy set judges never
 //! need the whole object: parsing it up front was most of the cost of reading an AdmissionReview.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::sync::OnceLock;
 
 use serde_json::Value as Json;
 use serde_json::value::RawValue;
 
 use crate::eval::json_text;
+use crate::eval::outline::Outline;
 
 /// A value found in an object ([`WireObject::at`]): in its tree, or as text.
 #[derive(Debug, Clone, Copy)]
@@ -22,11 +23,17 @@ pub(crate) enum Found<'a> {
 }
 
 impl Found<'_> {
-    /// Whether the value equals `other` (text is compared as it is read, not parsed first).
-    pub fn equals(self, other: &Json) -> bool {
-        match self {
-            Self::Tree(tree) => tree == other,
-            Self::Text(text) => json_text::equals(text, other),
+    /// Whether the two values are equal. Equal text is equal without being parsed (the
+    /// usual case: both objects of an UPDATE serialized by the API server alike); otherwise
+    /// one side is parsed and the other compared with it as it is read.
+    pub fn same_as(self, other: Found<'_>) -> bool {
+        match (self, other) {
+            (Self::Tree(a), Found::Tree(b)) => a == b,
+            (Self::Tree(tree), Found::Text(text)) => json_text::equals(text, tree),
+            (Self::Text(text), Found::Tree(tree)) => json_text::equals(text, tree),
+            (Self::Text(a), Found::Text(b)) => {
+                a == b || serde_json::from_str::<Json>(a).is_ok_and(|tree| json_text::equals(b, &tree))
+            }
         }
     }
 }
@@ -37,8 +44,8 @@ pub(crate) struct WireObject {
     /// The text as received; `None` when the tree was given instead (or nothing).
     text: Option<Box<RawValue>>,
     tree: OnceLock<Option<Json>>,
-    /// Where `metadata.annotations` is in the text, once looked for.
-    annotations: OnceLock<Option<Range<usize>>>,
+    /// Where the text's fields are, outlined on the first read of a field.
+    outline: OnceLock<Outline>,
 }
 
 impl WireObject {
@@ -83,6 +90,22 @@ impl WireObject {
             .as_ref()
     }
 
+    /// The object as a tree without the values at `skipped` (paths of object keys), for a
+    /// reader that never looks there: the whole tree when something has parsed it already,
+    /// else a tree of the rest, parsed now and not kept ([`Outline::tree_without`]).
+    pub fn json_without(&self, skipped: &[&[&str]]) -> Option<Cow<'_, Json>> {
+        if let Some(tree) = self.tree.get() {
+            return tree.as_ref().map(Cow::Borrowed);
+        }
+        let text = self.text.as_deref()?.get();
+        self.outline(text).tree_without(text, skipped).map(Cow::Owned)
+    }
+
+    /// The outline of `text`, this object's text.
+    fn outline(&self, text: &str) -> &Outline {
+        self.outline.get_or_init(|| Outline::of(text))
+    }
+
     /// The value at `path` (object keys from the root): from the tree when the object has been
     /// parsed, else found in the text without parsing the rest of it.
     pub fn at(&self, path: &[&str]) -> Option<Found<'_>> {
@@ -91,7 +114,11 @@ impl WireObject {
                 .as_ref()
                 .and_then(|tree| crate::impact::field(tree, path))
                 .map(Found::Tree),
-            (None, Some(text)) => json_text::find(text.get(), path).map(Found::Text),
+            (None, Some(text)) => {
+                let text = text.get();
+                let range = self.outline(text).find(text, path)?;
+                text.get(range).map(Found::Text)
+            }
             (None, None) => None,
         }
     }
@@ -110,20 +137,16 @@ impl WireObject {
     }
 
     /// The value of annotation `key` in `metadata.annotations`, when it is a string. Until
-    /// something parses the object, annotations are read from its text, whose annotations are
-    /// found once however many keys are asked for.
+    /// something parses the object, annotations are read from its text, through its outline.
     pub fn annotation(&self, key: &str) -> Option<Cow<'_, str>> {
         const ANNOTATIONS: &[&str] = &["metadata", "annotations"];
         if let Some(tree) = self.tree.get() {
             let value = crate::impact::field(tree.as_ref()?, ANNOTATIONS)?.get(key)?;
             return value.as_str().map(Cow::Borrowed);
         }
-        let text = self.text.as_deref()?.get();
-        let annotations = self
-            .annotations
-            .get_or_init(|| json_text::find_range(text, ANNOTATIONS))
-            .clone()
-            .and_then(|range| text.get(range))?;
+        let Some(Found::Text(annotations)) = self.at(ANNOTATIONS) else {
+            return None;
+        };
         json_text::as_str(json_text::find(annotations, &[key])?)
     }
 }
@@ -166,5 +189,44 @@ mod tests {
         let tree = WireObject::from_tree(Some(json!({"kind": "Pod"})));
         assert!(tree.is_present());
         assert_eq!(tree.json(), Some(&json!({"kind": "Pod"})));
+    }
+
+    #[test]
+    fn a_tree_without_parts_is_cut_from_the_text_until_the_whole_tree_exists() {
+        let object = WireObject::from_text(text(r#"{"metadata": {"name": "a"}, "spec": {"n": 1}}"#));
+        let without = object.json_without(&[&["metadata"]]).unwrap();
+        assert_eq!(*without, json!({"spec": {"n": 1}}));
+        assert!(
+            matches!(without, Cow::Owned(_)) && !object.is_parsed(),
+            "not kept"
+        );
+        let whole = object.json().unwrap().clone();
+        assert_eq!(
+            *object.json_without(&[&["metadata"]]).unwrap(),
+            whole,
+            "the tree there is"
+        );
+        assert_eq!(WireObject::absent().json_without(&[]), None);
+    }
+
+    #[test]
+    fn values_compare_alike_as_text_or_tree() {
+        let tree = json!({"a": [1, {"b": "c"}]});
+        let compact = r#"{"a":[1,{"b":"c"}]}"#;
+        let cases = [
+            (compact, true),
+            (r#"{ "a" : [1, {"b": "\u0063"}] }"#, true),
+            (r#"{"a":[1,{"b":"d"}]}"#, false),
+            (r#"{"a":[1.0,{"b":"c"}]}"#, false),
+            (r#"{"a":[1,{"b":"c"}],"x":null}"#, false),
+        ];
+        for (text, same) in cases {
+            let found = Found::Text(text);
+            assert_eq!(found.same_as(Found::Tree(&tree)), same, "{text}");
+            assert_eq!(Found::Tree(&tree).same_as(found), same, "{text}");
+            assert_eq!(found.same_as(Found::Text(compact)), same, "{text}");
+            assert_eq!(Found::Text(compact).same_as(found), same, "{text}");
+        }
+        assert!(Found::Tree(&tree).same_as(Found::Tree(&tree)));
     }
 }

@@ -2,6 +2,8 @@
 //! the delete options (borrowed from the request: never serialized again; an object's text is
 //! parsed only when the estimate of its kind of change reads it).
 
+use std::borrow::Cow;
+
 use serde_json::Value as Json;
 
 use crate::cluster::api::kinds::is_cluster_scoped;
@@ -106,6 +108,18 @@ impl<'a> Subject<'a> {
     /// The request's `object` (none on DELETE), parsed on first read.
     pub fn object(&self) -> Option<&'a Json> {
         self.objects.object.json()
+    }
+
+    /// The request's `object` without the values at `skipped`, for a reader that never looks
+    /// there (`WireObject::json_without`).
+    pub fn object_without(&self, skipped: &[&[&str]]) -> Option<Cow<'a, Json>> {
+        self.objects.object.json_without(skipped)
+    }
+
+    /// The value at `path` in `object`, read without parsing the rest of the object when
+    /// nothing has parsed it yet.
+    pub fn object_at(&self, path: &[&str]) -> Option<Found<'a>> {
+        self.objects.object.at(path)
     }
 
     /// The request's `oldObject` (none on CREATE), parsed on first read.

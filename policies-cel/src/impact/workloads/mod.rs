@@ -15,7 +15,7 @@ use std::mem::discriminant;
 
 use serde_json::Value as Json;
 
-use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project_spec};
+use crate::cluster::{ClusterModel, ClusterView, Object, Spec, UNREAD_BY_WORKLOAD_SPECS, project_spec};
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
@@ -90,16 +90,23 @@ fn read_change<'a>(
     effects: &mut Effects,
 ) -> Option<Change<'a>> {
     let scaling = subject.sub_resource == "scale";
+    // The new object as far as this estimate reads it: its spec without the pod template
+    // (compared as text below), and without its metadata and status.
+    let new_json = if scaling {
+        None
+    } else {
+        subject.object_without(UNREAD_BY_WORKLOAD_SPECS)
+    };
+    let new_json = new_json.as_deref();
     let desired = if scaling {
         scaled_spec(subject, current, effects)?
     } else {
-        new_spec(subject, current, effects)?
+        new_spec(new_json, current, effects)?
     };
     let daemon_pods = i64::try_from(pod_count).unwrap_or(i64::MAX);
     let from = replicas(&current.spec).unwrap_or(daemon_pods);
     let to = replicas(&desired).unwrap_or(daemon_pods);
     let template_changed = !scaling && template_changed(subject, effects);
-    let new_json = if scaling { None } else { subject.object() };
     let on_delete = new_json
         .and_then(|o| field(o, &["spec", "updateStrategy", "type"]))
         .and_then(Json::as_str)
@@ -147,8 +154,8 @@ fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Op
 }
 
 /// The spec after an UPDATE: the request's `object` with Kubernetes' defaults.
-fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
-    let Some(json) = subject.object() else {
+fn new_spec(object: Option<&Json>, current: &Object, effects: &mut Effects) -> Option<Spec> {
+    let Some(json) = object else {
         effects.note(format!(
             "the request carries no new {}: no effect is counted",
             current.key
@@ -175,14 +182,14 @@ fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Optio
     Some(desired)
 }
 
-/// True when `spec.template` differs between `oldObject` and `object`. `oldObject` is read only
-/// this far: its template is compared as text with `object`'s, the rest of it never parsed.
+/// True when `spec.template` differs between `oldObject` and `object`. The templates are
+/// compared as text (equal text is an equal template) unless something parsed the objects.
 fn template_changed(subject: &Subject, effects: &mut Effects) -> bool {
     const TEMPLATE: &[&str] = &["spec", "template"];
     let old = subject.old_object_at(TEMPLATE);
-    let new = subject.object().and_then(|o| field(o, TEMPLATE));
+    let new = subject.object_at(TEMPLATE);
     match (old, new) {
-        (Some(old), Some(new)) => !old.equals(new),
+        (Some(old), Some(new)) => !old.same_as(new),
         (None, Some(_)) => {
             effects.note("the request has no oldObject: a pod template change cannot be seen");
             false

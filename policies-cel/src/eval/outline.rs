@@ -1,0 +1,279 @@
+//! An outline of an object's JSON text: where each of its fields is, and each field of those
+//! that are objects (`metadata.annotations`, `spec.template`, `status.replicas`...), found in
+//! one pass over the text. Readers of a request's objects ask for a few fields each (the
+//! estimate compares pod templates and projects the new spec, the escape hatch reads an
+//! annotation): with the outline each read goes straight to its field instead of passing over
+//! the whole text again, and nothing is parsed that no one reads.
+//!
+//! A repeated key keeps its last value, as in `serde_json::Value`.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value as Json};
+
+use crate::eval::json_text::{self, RawKey, Scan};
+use crate::eval::json_without;
+
+/// Where an object's fields, and their fields, are in its text.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Outline {
+    fields: Vec<Field>,
+}
+
+/// One field of the object, or of one of its fields.
+#[derive(Debug, Clone)]
+struct Field {
+    /// The top-level field this one is in (its place in `fields`); `None` at the top level.
+    parent: Option<usize>,
+    /// The key between its quotes, escapes as written.
+    key: Range<usize>,
+    /// The value's text.
+    value: Range<usize>,
+}
+
+impl Outline {
+    /// The outline of `text`, a JSON document already read as valid; an empty outline when it
+    /// is not an object. Text that is not valid JSON gives a wrong outline, never a panic.
+    pub(crate) fn of(text: &str) -> Self {
+        let mut fields = Vec::with_capacity(48);
+        let mut scan = Scan::new(text);
+        let _ = scan.members(|scan, key| {
+            let parent = fields.len();
+            fields.push(Field {
+                parent: None,
+                key: range_of(key),
+                value: 0..0,
+            });
+            let is_object = scan.at_object();
+            let start = scan.position();
+            if is_object {
+                let _ = scan.members(|scan, key| {
+                    let value = scan.value();
+                    fields.push(Field {
+                        parent: Some(parent),
+                        key: range_of(key),
+                        value,
+                    });
+                });
+            } else {
+                scan.value();
+            }
+            if let Some(field) = fields.get_mut(parent) {
+                field.value = start..scan.position();
+            }
+        });
+        Self { fields }
+    }
+
+    /// Where the value at `path` (object keys from the root) is in `text`, the text outlined.
+    pub(crate) fn find(&self, text: &str, path: &[&str]) -> Option<Range<usize>> {
+        match path {
+            [] => Some(0..text.len()),
+            [key] => self.last(text, None, key).map(|f| f.value.clone()),
+            [key, below, rest @ ..] => {
+                // A top-level value that is not an object has no fields outlined, nor any to find.
+                let top = self.index_of(text, None, key)?;
+                let value = self.last(text, Some(top), below)?.value.clone();
+                if rest.is_empty() {
+                    return Some(value);
+                }
+                let found = json_text::find_range(text.get(value.clone())?, rest)?;
+                Some(value.start + found.start..value.start + found.end)
+            }
+        }
+    }
+
+    /// `text` parsed into a tree without the values at `skipped` (see
+    /// [`json_without::parse_without`]): the fields outlined are taken or left as they are,
+    /// and only the values kept are parsed.
+    pub(crate) fn tree_without(&self, text: &str, skipped: &[&[&str]]) -> Option<Json> {
+        if !json_text::Scan::new(text).at_object() {
+            return json_without::parse_without(text, skipped);
+        }
+        self.map_without(text, None, skipped).map(Json::Object)
+    }
+
+    /// The fields in `parent` (the top level when `None`) as a map, without those `skipped`.
+    fn map_without(
+        &self,
+        text: &str,
+        parent: Option<usize>,
+        skipped: &[&[&str]],
+    ) -> Option<Map<String, Json>> {
+        let mut map = Map::new();
+        for (index, field) in self.fields.iter().enumerate() {
+            if field.parent != parent {
+                continue;
+            }
+            let key = key_at(text, field)?;
+            let below: Vec<&[&str]> = skipped
+                .iter()
+                .filter_map(|path| match path.split_first() {
+                    Some((first, rest)) if key.is(first) => Some(rest),
+                    _ => None,
+                })
+                .collect();
+            if below.iter().any(|rest| rest.is_empty()) {
+                continue;
+            }
+            let value_text = text.get(field.value.clone())?;
+            let value = if below.is_empty() {
+                serde_json::from_str(value_text).ok()?
+            } else if parent.is_none() && Scan::new(value_text).at_object() {
+                Json::Object(self.map_without(text, Some(index), &below)?)
+            } else {
+                json_without::parse_without(value_text, &below)?
+            };
+            // A repeated key keeps its last value, as in `serde_json::Value`.
+            map.insert(key.unescaped().into_owned(), value);
+        }
+        Some(map)
+    }
+
+    /// The last field named `key` in `parent`.
+    fn last(&self, text: &str, parent: Option<usize>, key: &str) -> Option<&Field> {
+        self.index_of(text, parent, key)
+            .and_then(|index| self.fields.get(index))
+    }
+
+    /// The place of the last field named `key` in `parent`.
+    fn index_of(&self, text: &str, parent: Option<usize>, key: &str) -> Option<usize> {
+        self.fields
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, field)| field.parent == parent && key_at(text, field).is_some_and(|k| k.is(key)))
+            .map(|(index, _)| index)
+    }
+}
+
+/// Where a key's text is.
+fn range_of(key: RawKey<'_>) -> Range<usize> {
+    key.start..key.start + key.raw.len()
+}
+
+/// A field's key, read from the text outlined.
+fn key_at<'t>(text: &'t str, field: &Field) -> Option<RawKey<'t>> {
+    Some(RawKey {
+        raw: text.get(field.key.clone())?,
+        start: field.key.start,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What the outline finds is what a pass over the whole text finds.
+    fn same_as_a_pass(text: &str, path: &[&str]) {
+        let outlined = Outline::of(text).find(text, path).and_then(|r| text.get(r));
+        assert_eq!(outlined, json_text::find(text, path), "{path:?} in {text}");
+    }
+
+    #[test]
+    fn fields_are_found_at_any_depth_and_the_last_of_a_repeated_key_counts() {
+        let text = r#"{"metadata": {"name": "a", "annotations": {"k": "v"}, "name": "b"},
+            "spec": {"template": {"spec": {"x": [1]}}, "n": 1}, "spec": {"n": 2, "t\u0065mplate": 3},
+            "status": "ok", "list": [{"a": 1}], "x\"y": {"z": null}}"#;
+        for path in [
+            &[][..],
+            &["metadata"],
+            &["metadata", "name"],
+            &["metadata", "annotations", "k"],
+            &["spec", "n"],
+            &["spec", "template"],
+            &["spec", "template", "spec"],
+            &["status"],
+            &["status", "x"],
+            &["list", "a"],
+            &["x\"y", "z"],
+            &["missing"],
+            &["metadata", "missing", "deeper"],
+        ] {
+            same_as_a_pass(text, path);
+        }
+        let outline = Outline::of(text);
+        assert_eq!(
+            outline
+                .find(text, &["spec", "template"])
+                .and_then(|r| text.get(r)),
+            Some("3")
+        );
+        assert_eq!(
+            outline
+                .find(text, &["metadata", "name"])
+                .and_then(|r| text.get(r)),
+            Some("\"b\"")
+        );
+        for not_an_object in ["[1, 2]", "\"s\"", "3", ""] {
+            assert_eq!(Outline::of(not_an_object).find(not_an_object, &["a"]), None);
+        }
+    }
+
+    #[test]
+    fn a_tree_without_parts_is_the_tree_cut() {
+        let text = r#"{"apiVersion": "apps/v1", "metadata": {"name": "a"}, "status": {},
+            "spec": {"replicas": 3, "template": {"spec": {}}, "strategy": {"type": "x", "deep": {"a": 1, "b": 2}}},
+            "spec": {"replicas": 4, "template": {"spec": {}}, "strategy": {"deep": {"a": 1, "b": 2}}}}"#;
+        let skipped: &[&[&str]] = &[
+            &["metadata"],
+            &["status"],
+            &["spec", "template"],
+            &["spec", "strategy", "deep", "b"],
+        ];
+        assert_eq!(
+            Outline::of(text).tree_without(text, skipped),
+            Some(json!({"apiVersion": "apps/v1", "spec": {"replicas": 4, "strategy": {"deep": {"a": 1}}}}))
+        );
+        assert_eq!(
+            Outline::of(text).tree_without(text, &[]),
+            serde_json::from_str(text).ok()
+        );
+        for not_an_object in ["[1, {\"a\": 2}]", "null"] {
+            assert_eq!(
+                Outline::of(not_an_object).tree_without(not_an_object, skipped),
+                serde_json::from_str(not_an_object).ok()
+            );
+        }
+    }
+
+    /// Every path into every object of every recorded review, and the tree a workload's spec
+    /// reader takes: as a pass over the whole text finds them and as the parsed tree has them.
+    #[test]
+    fn recorded_objects_are_outlined_as_they_are_read() {
+        fn paths<'t>(tree: &'t Json, path: &mut Vec<&'t str>, out: &mut Vec<Vec<&'t str>>) {
+            out.push(path.clone());
+            if let Json::Object(map) = tree {
+                for (key, value) in map {
+                    path.push(key);
+                    paths(value, path, out);
+                    path.pop();
+                }
+            }
+        }
+        let mut checked = 0;
+        for (_, text) in crate::eval::review::tests::recorded_reviews() {
+            let review: Json = serde_json::from_slice(&text).unwrap();
+            for key in ["object", "oldObject"] {
+                let Some(object) = review["request"].get(key).filter(|o| o.is_object()) else {
+                    continue;
+                };
+                for text in [object.to_string(), serde_json::to_string_pretty(object).unwrap()] {
+                    let mut all = Vec::new();
+                    paths(object, &mut Vec::new(), &mut all);
+                    for path in &all {
+                        same_as_a_pass(&text, path);
+                        checked += 1;
+                    }
+                    let skipped = crate::cluster::UNREAD_BY_WORKLOAD_SPECS;
+                    assert_eq!(
+                        Outline::of(&text).tree_without(&text, skipped),
+                        json_without::parse_without(&text, skipped)
+                    );
+                }
+            }
+        }
+        assert!(checked > 1000, "only {checked} paths checked");
+    }
+}

@@ -421,9 +421,26 @@ impl<'de> Visitor<'de> for Equals<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every path of object keys into `tree`, the root's empty one first.
+    pub(crate) fn every_path(tree: &Json) -> Vec<Vec<&str>> {
+        fn walk<'t>(tree: &'t Json, path: &mut Vec<&'t str>, out: &mut Vec<Vec<&'t str>>) {
+            out.push(path.clone());
+            if let Json::Object(map) = tree {
+                for (key, value) in map {
+                    path.push(key);
+                    walk(value, path, out);
+                    path.pop();
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(tree, &mut Vec::new(), &mut out);
+        out
+    }
 
     const OBJECT: &str = r#"{
         "metadata": {"name": "db", "labels": {"app": "db"}},
@@ -570,24 +587,13 @@ mod tests {
             #[serde(borrow)]
             request: Option<Objects<'a>>,
         }
-        fn paths<'t>(tree: &'t Json, path: &mut Vec<&'t str>, out: &mut Vec<Vec<&'t str>>) {
-            out.push(path.clone());
-            if let Json::Object(map) = tree {
-                for (key, value) in map {
-                    path.push(key);
-                    paths(value, path, out);
-                    path.pop();
-                }
-            }
-        }
         let mut checked = 0;
         for (file, text) in crate::eval::review::tests::recorded_reviews() {
             let review: Review = serde_json::from_slice(&text).unwrap();
             let objects = review.request.into_iter().flat_map(|r| [r.object, r.old_object]);
             for object in objects.flatten() {
                 let tree: Json = serde_json::from_str(object.get()).unwrap();
-                let mut all = Vec::new();
-                paths(&tree, &mut Vec::new(), &mut all);
+                let all = every_path(&tree);
                 for path in &all {
                     let value = crate::impact::field(&tree, path).unwrap();
                     let found = find(object.get(), path);

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::eval::json_text::Scan;
+use crate::eval::json_text::{RawKey, Scan};
 
 /// `text`, a JSON document already read as valid, parsed into a tree without the values at
 /// `skipped` (each a path of object keys from the root; a path through a value that is not an
@@ -21,6 +21,19 @@ pub(crate) fn parse_without(text: &str, skipped: &[&[&str]]) -> Option<Json> {
     scan.at_end().then_some(tree)
 }
 
+/// The paths of `skipped` that go on below `key`, relative to its value; `None` when the value
+/// at `key` is itself skipped.
+pub(crate) fn below<'p>(skipped: &[&'p [&'p str]], key: RawKey<'_>) -> Option<Vec<&'p [&'p str]>> {
+    let below: Vec<&[&str]> = skipped
+        .iter()
+        .filter_map(|path| match path.split_first() {
+            Some((first, rest)) if key.is(first) => Some(rest),
+            _ => None,
+        })
+        .collect();
+    (!below.iter().any(|rest| rest.is_empty())).then_some(below)
+}
+
 /// The value starting at `scan`, without the values at `skipped` (relative to it).
 fn tree_without(scan: &mut Scan<'_>, skipped: &[&[&str]]) -> Option<Json> {
     if skipped.is_empty() || !scan.at_object() {
@@ -30,18 +43,10 @@ fn tree_without(scan: &mut Scan<'_>, skipped: &[&[&str]]) -> Option<Json> {
     let mut tree = Map::new();
     let mut whole = true;
     scan.members(|scan, key| {
-        // The paths that go on below this key, relative to its value.
-        let below: Vec<&[&str]> = skipped
-            .iter()
-            .filter_map(|path| match path.split_first() {
-                Some((first, rest)) if key.is(first) => Some(rest),
-                _ => None,
-            })
-            .collect();
-        if below.iter().any(|rest| rest.is_empty()) {
+        let Some(below) = below(skipped, key) else {
             scan.value();
             return;
-        }
+        };
         match tree_without(scan, &below) {
             // A repeated key keeps its last value, as in `serde_json::Value`.
             Some(value) => drop(tree.insert(key.unescaped().into_owned(), value)),

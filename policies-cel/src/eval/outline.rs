@@ -106,16 +106,9 @@ impl Outline {
                 continue;
             }
             let key = key_at(text, field)?;
-            let below: Vec<&[&str]> = skipped
-                .iter()
-                .filter_map(|path| match path.split_first() {
-                    Some((first, rest)) if key.is(first) => Some(rest),
-                    _ => None,
-                })
-                .collect();
-            if below.iter().any(|rest| rest.is_empty()) {
+            let Some(below) = json_without::below(skipped, key) else {
                 continue;
-            }
+            };
             let value_text = text.get(field.value.clone())?;
             let value = if below.is_empty() {
                 serde_json::from_str(value_text).ok()?
@@ -242,16 +235,6 @@ mod tests {
     /// reader takes: as a pass over the whole text finds them and as the parsed tree has them.
     #[test]
     fn recorded_objects_are_outlined_as_they_are_read() {
-        fn paths<'t>(tree: &'t Json, path: &mut Vec<&'t str>, out: &mut Vec<Vec<&'t str>>) {
-            out.push(path.clone());
-            if let Json::Object(map) = tree {
-                for (key, value) in map {
-                    path.push(key);
-                    paths(value, path, out);
-                    path.pop();
-                }
-            }
-        }
         let mut checked = 0;
         for (_, text) in crate::eval::review::tests::recorded_reviews() {
             let review: Json = serde_json::from_slice(&text).unwrap();
@@ -260,9 +243,7 @@ mod tests {
                     continue;
                 };
                 for text in [object.to_string(), serde_json::to_string_pretty(object).unwrap()] {
-                    let mut all = Vec::new();
-                    paths(object, &mut Vec::new(), &mut all);
-                    for path in &all {
+                    for path in &json_text::tests::every_path(object) {
                         same_as_a_pass(&text, path);
                         checked += 1;
                     }

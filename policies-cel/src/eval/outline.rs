@@ -68,7 +68,7 @@ impl Outline {
     /// Where the value at `path` (object keys from the root) is in `text`, the text outlined.
     pub(crate) fn find(&self, text: &str, path: &[&str]) -> Option<Range<usize>> {
         match path {
-            [] => Some(0..text.len()),
+            [] => json_text::find_range(text, path),
             [key] => self.last(text, None, key).map(|f| f.value.clone()),
             [key, below, rest @ ..] => {
                 // A top-level value that is not an object has no fields outlined, nor any to find.
@@ -199,6 +199,7 @@ mod tests {
                 .and_then(|r| text.get(r)),
             Some("\"b\"")
         );
+        same_as_a_pass(" {\"a\": 1} \n", &[]);
         for not_an_object in ["[1, 2]", "\"s\"", "3", ""] {
             assert_eq!(Outline::of(not_an_object).find(not_an_object, &["a"]), None);
         }

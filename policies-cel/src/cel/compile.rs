@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
 use crate::cel::functions::{self, Builtin, bridge};
-use crate::cel::macros::{TwoVar, append_in_place, two_variable};
+use crate::cel::macros::{self, TwoVar, append_in_place, two_variable};
 use crate::cel::position::{find_literal, find_word, parse_error};
+use crate::cel::quotes::rewrite_quote_escapes;
 use crate::cel::upstream::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators,
 };
@@ -43,9 +44,10 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
     if source.trim().is_empty() {
         return Err(CompileError::new("expression is empty", source, 0, 0));
     }
+    let rewritten = rewrite_quote_escapes(source);
     let parsed = parser()
-        .parse(source)
-        .map_err(|errors| parse_error(source, &errors))?;
+        .parse(&rewritten.text)
+        .map_err(|errors| parse_error(source, &rewritten, &errors))?;
     let mut lowering = Lowering {
         env,
         source,
@@ -433,6 +435,12 @@ impl Lowering<'_> {
                 body: Box::new(body?),
             }));
         }
+        if matches!(name, "optMap" | "optFlatMap") && args.len() == 2 {
+            return self.opt_map(target, name, args).map(Some);
+        }
+        if name == "sortBy" && args.len() == 2 {
+            return self.sort_by(target, args).map(Some);
+        }
         let shape = match (name, args.len()) {
             ("all", 3) => TwoVar::All,
             ("exists", 3) => TwoVar::Exists,
@@ -462,6 +470,47 @@ impl Lowering<'_> {
         Ok(Some(Kind::Comprehension(Box::new(two_variable(
             shape, range, accu_slot, iter_slot, iter2_slot, filter, step,
         )))))
+    }
+
+    /// `opt.optMap(v, expr)` and `opt.optFlatMap(v, expr)` (cel-go's optional library): the
+    /// optional is evaluated once into a hidden slot, `v` is bound to its value.
+    fn opt_map(&mut self, target: &IdedExpr, name: &str, args: &[IdedExpr]) -> Result<Kind, CompileError> {
+        let variable = self.simple_name(&args[0], name)?;
+        let optional = self.boxed(target)?;
+        let holder = self.scopes.len();
+        self.scopes.extend(["@optional".to_owned(), variable]);
+        let body = self.lower(&args[1]);
+        self.scopes.truncate(holder);
+        Ok(macros::opt_map(holder, optional, body?, name == "optFlatMap"))
+    }
+
+    /// `list.sortBy(v, key)` (cel-go's lists extension, version 2): the list is evaluated once
+    /// into a hidden slot, the keys are computed as `map(v, key)` would, and the list is sorted
+    /// by them.
+    fn sort_by(&mut self, target: &IdedExpr, args: &[IdedExpr]) -> Result<Kind, CompileError> {
+        let variable = self.simple_name(&args[0], "sortBy")?;
+        let list = self.boxed(target)?;
+        let holder = self.scopes.len();
+        self.scopes.extend([
+            "@sortBy_input".to_owned(),
+            "@result".to_owned(),
+            "@index".to_owned(),
+            variable,
+        ]);
+        let key = self.lower(&args[1]);
+        self.scopes.truncate(holder);
+        Ok(macros::sort_by(holder, list, key?))
+    }
+
+    /// The variable argument of `optMap`, `optFlatMap` and `sortBy`, worded as cel-go words it.
+    fn simple_name(&self, expr: &IdedExpr, function: &str) -> Result<String, CompileError> {
+        match &expr.expr {
+            Expr::Ident(name) => Ok(name.clone()),
+            _ => Err(self.error_at(
+                format!("{function}() variable name must be a simple identifier"),
+                function,
+            )),
+        }
     }
 
     fn ident_arg(&self, expr: &IdedExpr, function: &str) -> Result<String, CompileError> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::cel::ast::{Comprehension, Kind, Node};
 use crate::cel::functions::native::{as_optional_value, map_key, optional};
 use crate::cel::functions::{self, bridge::BridgeCall};
-use crate::cel::ops::{add, binary, key_order, key_value, lookup, missing, select};
+use crate::cel::ops::{add, binary, insert_new_key, key_order, key_value, lookup, missing, select};
 use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::value::type_name;
 use crate::cel::{Activation, Budget, EvalError, Value};
@@ -224,7 +224,7 @@ impl Frame<'_> {
                             None => continue,
                         }
                     }
-                    if map.insert(key.clone(), value).is_some() {
+                    if let Err(key) = insert_new_key(&mut map, key, value) {
                         let key = crate::cel::value::display(&key_value(&key));
                         return Err(EvalError::Other(format!("Failed with repeated key: {key}")));
                     }

@@ -1,6 +1,7 @@
 //! The macros the `cel` parser leaves to us, as cel-go's `ext.TwoVarComprehensions` defines
 //! them (`all(i, v, ...)`, `exists`, `existsOne`, `transformList`, `transformMap`,
-//! `transformMapEntry`), and the rewrite that makes `map`/`filter` accumulate in place.
+//! `transformMapEntry`), `optMap`/`optFlatMap` (cel-go's optional library), `sortBy` (cel-go's
+//! lists extension), and the rewrite that makes `map`/`filter` accumulate in place.
 
 use crate::cel::Value;
 use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
@@ -123,6 +124,63 @@ pub(crate) fn two_variable(
         loop_cond,
         loop_step,
         result,
+    }
+}
+
+/// `optMap`/`optFlatMap` over the optional bound at `holder`, with the user's variable at
+/// `holder + 1`: `o.hasValue() ? optional.of(expr) : optional.none()` (without `optional.of`
+/// for `optFlatMap`, whose expression yields an optional itself).
+pub(crate) fn opt_map(holder: usize, optional: Box<Node>, body: Node, flat: bool) -> Kind {
+    let call = |builtin, target: Option<Box<Node>>, args| {
+        node(Kind::Call {
+            builtin,
+            target,
+            args,
+        })
+    };
+    let value = call(Builtin::OptionalValue, Some(local(holder)), vec![]);
+    let mapped = node(Kind::Bind {
+        slot: holder + 1,
+        init: Box::new(value),
+        body: Box::new(body),
+    });
+    let present = if flat {
+        mapped
+    } else {
+        call(Builtin::OptionalOf, None, vec![mapped])
+    };
+    Kind::Bind {
+        slot: holder,
+        init: optional,
+        body: Box::new(node(Kind::Cond(
+            Box::new(call(Builtin::HasValue, Some(local(holder)), vec![])),
+            Box::new(present),
+            Box::new(call(Builtin::OptionalNone, None, vec![])),
+        ))),
+    }
+}
+
+/// `sortBy` over the list bound at `holder`: its keys are `transformList(_, v, key)` with the
+/// accumulator, index and variable at the next three slots, and `@sortByAssociatedKeys` orders
+/// the list by them.
+pub(crate) fn sort_by(holder: usize, list: Box<Node>, key: Node) -> Kind {
+    let keys = two_variable(
+        TwoVar::TransformList,
+        node(Kind::Local(holder)),
+        holder + 1,
+        holder + 2,
+        holder + 3,
+        None,
+        key,
+    );
+    Kind::Bind {
+        slot: holder,
+        init: list,
+        body: Box::new(node(Kind::Call {
+            builtin: Builtin::SortByKeys,
+            target: Some(local(holder)),
+            args: vec![node(Kind::Comprehension(Box::new(keys)))],
+        })),
     }
 }
 

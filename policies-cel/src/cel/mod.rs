@@ -22,6 +22,7 @@ mod macros;
 mod ops;
 mod position;
 mod program;
+pub(crate) mod quotes;
 pub mod serialize;
 pub mod value;
 

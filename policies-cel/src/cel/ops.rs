@@ -35,6 +35,30 @@ pub(crate) fn key_order(a: &Key, b: &Key) -> Ordering {
     }
 }
 
+/// The key of the other integer type with the same numeric value (`1` for `1u`, `1u` for `1`),
+/// where one exists: CEL compares map keys numerically, so the two are the same key.
+fn numeric_twin(key: &Key) -> Option<Key> {
+    match key {
+        Key::Int(i) => u64::try_from(*i).ok().map(Key::Uint),
+        Key::Uint(u) => i64::try_from(*u).ok().map(Key::Int),
+        Key::String(_) | Key::Bool(_) => None,
+    }
+}
+
+/// Inserts a new entry, refusing a key the map already holds under CEL's key equality (`0` and
+/// `0u` are one key). Gives the key back when it is a repeat, so the caller names it.
+pub(crate) fn insert_new_key(
+    map: &mut std::collections::HashMap<Key, Value>,
+    key: Key,
+    value: Value,
+) -> Result<(), Key> {
+    if map.contains_key(&key) || numeric_twin(&key).is_some_and(|twin| map.contains_key(&twin)) {
+        return Err(key);
+    }
+    map.insert(key, value);
+    Ok(())
+}
+
 pub(crate) fn select(operand: &Value, field: &Arc<String>) -> Result<Value, EvalError> {
     match operand {
         Value::Map(map) => map

@@ -2,13 +2,23 @@
 //! finding where a name or literal stands, so compile errors put their caret in the right place.
 
 use crate::cel::CompileError;
+use crate::cel::quotes::Rewritten;
 
-pub(crate) fn parse_error(source: &str, errors: &crate::cel::upstream::ParseErrors) -> CompileError {
+/// The first parse error of `parsed` (the source as the parser read it), placed in `source`.
+pub(crate) fn parse_error(
+    source: &str,
+    parsed: &Rewritten<'_>,
+    errors: &crate::cel::upstream::ParseErrors,
+) -> CompileError {
     let Some(first) = errors.errors.first() else {
         return CompileError::new("syntax error", source, 0, 0);
     };
     let (line, column) = first.pos;
-    let offset = offset_of(source, line.max(1) as usize, column.max(1) as usize);
+    let offset = parsed.original_offset(offset_of(
+        &parsed.text,
+        line.max(1) as usize,
+        column.max(1) as usize,
+    ));
     let message = if first.msg == "UNKNOWN" {
         "syntax error".to_owned()
     } else {

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 
 use crate::cel::compile::parser;
+use crate::cel::quotes::rewrite_quote_escapes;
 use crate::cel::upstream::common::ast::{EntryExpr, Expr, IdedExpr};
 
 /// A parsed expression and where its nodes are.
@@ -23,10 +24,14 @@ pub(crate) struct Parsed {
 impl Parsed {
     /// Parses `source`; `None` when it does not parse (the loader reports that).
     pub(crate) fn new(source: &str) -> Option<Self> {
-        let root = parser().parse(source).ok()?;
-        let mut offsets = offsets(source);
-        if !agrees(&root, source, &offsets) {
+        let rewritten = rewrite_quote_escapes(source);
+        let root = parser().parse(&rewritten.text).ok()?;
+        let mut offsets = offsets(&rewritten.text);
+        if !agrees(&root, &rewritten.text, &offsets) {
             offsets.clear();
+        }
+        for offset in offsets.values_mut() {
+            *offset = rewritten.original_offset(*offset);
         }
         Some(Self {
             root,

@@ -54,6 +54,8 @@ pub(crate) enum Builtin {
     MapInsert,
     /// Internal: `accu` merged with a one-entry map (transformMapEntry).
     MapMerge,
+    /// Internal: a list ordered by a list of keys (`sortBy`, cel-go's `@sortByAssociatedKeys`).
+    SortByKeys,
     Authorizer(authorizer::Method),
     Time(time::Getter),
     Url(urls::Function),

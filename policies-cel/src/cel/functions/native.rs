@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use crate::cel::functions::bridge::BridgeCall;
 use crate::cel::functions::{Builtin, authorizer, format, lists, semver, strings, time, types, urls};
+use crate::cel::ops::{insert_new_key, key_order};
 use crate::cel::upstream::objects::{Key, OptionalValue};
 use crate::cel::value::{format_duration, key_string, type_name};
 use crate::cel::{Budget, EvalError, Value};
@@ -186,13 +187,7 @@ pub(crate) fn call(
             let Value::Map(map) = &mut this else {
                 return Err(overload(builtin, &this));
             };
-            if map.map.contains_key(&key) {
-                return Err(EvalError::Other(format!(
-                    "insert failed: key {} already exists",
-                    key_string(&key)
-                )));
-            }
-            Arc::make_mut(&mut map.map).insert(key, value);
+            insert_new_key(Arc::make_mut(&mut map.map), key, value).map_err(|key| repeated(&key))?;
             Ok(this)
         }
         MapMerge => {
@@ -204,22 +199,27 @@ pub(crate) fn call(
                 return Err(overload(builtin, &this));
             };
             let target = Arc::make_mut(&mut map.map);
-            for (key, value) in entry.map.iter() {
-                if target.insert(key.clone(), value.clone()).is_some() {
-                    return Err(EvalError::Other(format!(
-                        "insert failed: key {} already exists",
-                        key_string(key)
-                    )));
-                }
+            // A one-entry map in practice; sorted so that which repeat is named never depends on
+            // hash order.
+            let mut entries: Vec<_> = entry.map.iter().collect();
+            entries.sort_by(|a, b| key_order(a.0, b.0));
+            for (key, value) in entries {
+                insert_new_key(target, key.clone(), value.clone()).map_err(|key| repeated(&key))?;
             }
             Ok(this)
         }
+        SortByKeys => lists::sort_by_keys(this, next(), budget),
         Authorizer(method) => authorizer::call(method, this, next(), next()),
         Time(getter) => time::call(getter, &this, args.next()),
         Url(function) => urls::call(function, &this),
         Format(function) => format::call(function, this, next()),
         Semver(function) => semver::call(function, this, args.next(), budget),
     }
+}
+
+/// The error of `transformMap`/`transformMapEntry` producing a key twice, as cel-go words it.
+fn repeated(key: &Key) -> EvalError {
+    EvalError::Other(format!("insert failed: key {} already exists", key_string(key)))
 }
 
 fn overload(builtin: Builtin, value: &Value) -> EvalError {

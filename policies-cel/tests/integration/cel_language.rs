@@ -795,15 +795,19 @@ fn string_extension_functions() {
 fn string_extension_errors() {
     fails(
         "'abc'.charAt(4)",
-        function_error("charAt", "index 4 out of range for string of length 3"),
+        function_error("charAt", "index out of range: 4"),
     );
     fails(
         "'tacocat'.substring(4, 1)",
-        function_error("substring", "end index 1 out of range"),
+        function_error("substring", "invalid substring range. start: 4, end: 1"),
     );
     fails(
         "'tacocat'.substring(0, 9)",
-        function_error("substring", "end index 9 out of range"),
+        function_error("substring", "index out of range: 9"),
+    );
+    fails(
+        "'abc'.indexOf('b', -1)",
+        function_error("indexOf", "index out of range: -1"),
     );
     fails(
         "[1, 2].join(',')",
@@ -816,8 +820,8 @@ fn string_format() {
     is("'%s is %d years'.format(['Ann', 42])", string("Ann is 42 years"));
     is("'%s|%s|%s'.format([1.0, 2.5, 1000000.0])", string("1|2.5|1e+06"));
     is(
-        "'%.2f %f %e'.format([3.14159, 1.5, 1234.5])",
-        string("3.14 1.500000 1.234500e+03"),
+        "'%.2f %f %e'.format([3.14159, 1234.5, 1234.5])",
+        string("3.14 1,234.500000 1.234500\u{202f}×\u{202f}10⁰³"),
     );
     is(
         "'%x %X %o %b %%'.format([255, 255, 8, 5])",

@@ -20,8 +20,9 @@ static LIBRARY: LazyLock<Context<'static>> = LazyLock::new(|| Context::default()
 const ARG_NAMES: [&str; 8] = ["@0", "@1", "@2", "@3", "@4", "@5", "@6", "@7"];
 
 /// Function names the bridge can call: the `cel` crate's library and `kube-cel`'s, less what
-/// is implemented natively (time accessors, `matches`, `format`, `sum`, and the URL, semver and
-/// named-format libraries: see their modules for what `kube-cel` gets wrong).
+/// is implemented natively (time accessors, `matches`, `format`, `sum`, the string positions,
+/// and the URL, semver and named-format libraries: see their modules for what `kube-cel` gets
+/// wrong).
 const KNOWN: &[&str] = &[
     // cel crate
     "max",
@@ -34,14 +35,10 @@ const KNOWN: &[&str] = &[
     "duration",
     "timestamp",
     // kube-cel: strings
-    "charAt",
-    "indexOf",
-    "lastIndexOf",
     "lowerAscii",
     "upperAscii",
     "replace",
     "split",
-    "substring",
     "trim",
     "join",
     "reverse",

@@ -1,8 +1,8 @@
 //! Functions: the hot ones natively ([`Builtin`]), the Kubernetes libraries through the
 //! `kube-cel` [`bridge`], and the [`authorizer`]. Where `kube-cel` disagrees with Kubernetes the
 //! function is implemented here instead and resolved ahead of the bridge: [`urls`], [`semver`],
-//! named [`format`]s, [`strings`]' `format`, [`time`] accessors and `lists.sum`; [`types`] adds
-//! `type()` and the type identifiers.
+//! named [`format`]s, [`strings`]' `format`, the [`string_index`] functions, [`time`] accessors,
+//! `lists.sum` and `sortBy`'s ordering; [`types`] adds `type()` and the type identifiers.
 
 pub mod authorizer;
 pub mod bridge;
@@ -11,6 +11,7 @@ pub mod format;
 pub(crate) mod lists;
 pub(crate) mod native;
 pub mod semver;
+pub(crate) mod string_index;
 pub mod strings;
 pub mod time;
 pub mod types;
@@ -61,6 +62,8 @@ pub(crate) enum Builtin {
     Url(urls::Function),
     Format(format::Function),
     Semver(semver::Function),
+    /// `charAt`, `indexOf`, `lastIndexOf`, `substring`.
+    StringIndex(string_index::Function),
 }
 
 impl Builtin {
@@ -107,6 +110,7 @@ impl Builtin {
                     .or_else(|| urls::Function::resolve(name, method, argc).map(Url))
                     .or_else(|| format::Function::resolve(name, method, argc).map(Format))
                     .or_else(|| semver::Function::resolve(name, method, argc).map(Semver))
+                    .or_else(|| string_index::Function::resolve(name, method, argc).map(StringIndex))
                     .or_else(|| authorizer::Method::resolve(name, method, argc).map(Authorizer));
             }
         };

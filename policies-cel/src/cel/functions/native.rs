@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::LazyLock;
 
 use crate::cel::functions::bridge::BridgeCall;
-use crate::cel::functions::{Builtin, authorizer, format, lists, semver, strings, time, types, urls};
+use crate::cel::functions::{
+    Builtin, authorizer, format, lists, semver, string_index, strings, time, types, urls,
+};
 use crate::cel::ops::{insert_new_key, key_order};
 use crate::cel::upstream::objects::{Key, OptionalValue};
 use crate::cel::value::{format_duration, key_string, type_name};
@@ -214,6 +216,10 @@ pub(crate) fn call(
         Url(function) => urls::call(function, &this),
         Format(function) => format::call(function, this, next()),
         Semver(function) => semver::call(function, this, args.next(), budget),
+        StringIndex(function) => {
+            let first = next();
+            string_index::call(function, &this, first, args.next(), budget)
+        }
     }
 }
 

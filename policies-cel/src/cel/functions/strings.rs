@@ -1,4 +1,6 @@
 //! `string.format(list)` of cel-go's strings extension (`'%s has %d items'.format([name, n])`).
+//! `%f` and `%e` print as the `en_US` number printer behind Kubernetes' strings library (version
+//! 2, the legacy formatter): thousands grouped, exponents in superscript.
 //!
 //! Replaces `kube-cel`'s, whose `%s` printed doubles as `1.0` (cel-go: `1`), and bytes,
 //! durations and timestamps as Rust debug output. `%s` follows `string(x)`; inside lists and
@@ -79,9 +81,9 @@ pub(crate) fn format(this: &Value, args: &Value) -> Result<Value, EvalError> {
                 };
                 let precision = precision.unwrap_or(DEFAULT_PRECISION);
                 if verb == 'f' {
-                    fixed(f, precision)
+                    locale_fixed(f, precision)
                 } else {
-                    scientific(f, precision)
+                    locale_scientific(f, precision)
                 }
             }
             'b' => match arg {
@@ -159,23 +161,80 @@ fn non_finite(f: f64) -> Option<String> {
     }
 }
 
-/// Go's `%.Nf`.
+/// Go's `%.Nf`: how a double prints inside a list or map (a CEL literal, `.` as the separator).
 fn fixed(f: f64, precision: usize) -> String {
     non_finite(f).unwrap_or_else(|| format!("{f:.precision$}"))
 }
 
-/// Go's `%.Ne`: at least two exponent digits, with a sign.
-fn scientific(f: f64, precision: usize) -> String {
-    if let Some(text) = non_finite(f) {
+/// The `%f` clause as Kubernetes' strings library (version 2) prints it: through the `en_US`
+/// number printer, which rounds as Go's `%f` does but groups the integer digits by thousands
+/// (`1,234.500000`) and prints infinities as `∞`.
+fn locale_fixed(f: f64, precision: usize) -> String {
+    if let Some(text) = locale_non_finite(f) {
         return text;
     }
-    let rust = format!("{f:.precision$e}");
-    match rust.split_once('e') {
-        Some((mantissa, exponent)) => {
-            let (sign, digits) = exponent.strip_prefix('-').map_or(("+", exponent), |d| ("-", d));
-            format!("{mantissa}e{sign}{digits:0>2}")
+    let digits = format!("{:.precision$}", f.abs());
+    let (integer, fraction) = digits
+        .split_once('.')
+        .map_or((digits.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut out = String::with_capacity(digits.len() + integer.len() / 3 + 1);
+    if f < 0.0 {
+        out.push('-');
+    }
+    for (i, digit) in integer.chars().enumerate() {
+        if i > 0 && (integer.len() - i) % 3 == 0 {
+            out.push(',');
         }
-        None => rust,
+        out.push(digit);
+    }
+    if let Some(fraction) = fraction {
+        out.push('.');
+        out.push_str(fraction);
+    }
+    out
+}
+
+/// Superscript digits, as the `en_US` number printer writes an exponent.
+const SUPERSCRIPT_DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+
+/// The `%e` clause as Kubernetes' strings library (version 2) prints it: through the `en_US`
+/// number printer, as a mantissa times a power of ten with a superscript exponent of at least
+/// two digits (`2.718280 × 10⁰⁰`, the spaces narrow no-break spaces).
+fn locale_scientific(f: f64, precision: usize) -> String {
+    if let Some(text) = locale_non_finite(f) {
+        return text;
+    }
+    let rust = format!("{:.precision$e}", f.abs());
+    let (mantissa, exponent) = rust.split_once('e').unwrap_or((rust.as_str(), "0"));
+    let (negative, exponent) = exponent
+        .strip_prefix('-')
+        .map_or((false, exponent), |e| (true, e));
+    let mut out = String::with_capacity(mantissa.len() + 16);
+    if f < 0.0 {
+        out.push('-');
+    }
+    out.push_str(mantissa);
+    out.push_str("\u{202f}×\u{202f}10");
+    if negative {
+        out.push('⁻');
+    }
+    for _ in exponent.len()..2 {
+        out.push(SUPERSCRIPT_DIGITS[0]);
+    }
+    for digit in exponent.bytes() {
+        out.push(SUPERSCRIPT_DIGITS[usize::from(digit.saturating_sub(b'0')).min(9)]);
+    }
+    out
+}
+
+/// NaN and the infinities as the `en_US` number printer writes them.
+fn locale_non_finite(f: f64) -> Option<String> {
+    if f.is_nan() {
+        Some("NaN".into())
+    } else if f.is_infinite() {
+        Some(if f > 0.0 { "∞" } else { "-∞" }.into())
+    } else {
+        None
     }
 }
 
@@ -279,7 +338,7 @@ mod tests {
         ];
         assert_eq!(
             run("%s %d %s %.2f %e %X %o %b %%", args),
-            Ok(text("a -3 1 2.35 1.234500e+03 FF 10 1 %"))
+            Ok(text("a -3 1 2.35 1.234500\u{202f}×\u{202f}10⁰³ FF 10 1 %"))
         );
         assert_eq!(
             run(
@@ -292,6 +351,40 @@ mod tests {
                 ]))]
             ),
             Ok(text("[\"a\", 1, 1.500000, null]"))
+        );
+    }
+
+    /// cel-go's formatting tests (legacy formatter, locale `en_US`), and the thousands
+    /// grouping and exponent signs of the number printer behind it.
+    #[test]
+    #[allow(clippy::approx_constant)] // cel-go's own inputs
+    fn fixed_and_scientific_clauses_print_as_the_en_us_number_printer() {
+        let cases: &[(&str, f64, &str)] = &[
+            ("%.3f", 1.2345, "1.234"),
+            ("%f", 2.71828, "2.718280"),
+            ("%e", 2.71828, "2.718280\u{202f}×\u{202f}10⁰⁰"),
+            ("%.6e", 1052.032911275, "1.052033\u{202f}×\u{202f}10⁰³"),
+            ("%e", -0.00012, "-1.200000\u{202f}×\u{202f}10⁻⁰⁴"),
+            ("%.2e", 6.02e23, "6.02\u{202f}×\u{202f}10²³"),
+            ("%f", 1234567.5, "1,234,567.500000"),
+            ("%.0f", -1234.0, "-1,234"),
+            ("%.1f", 999.96, "1,000.0"),
+            ("%f", f64::NAN, "NaN"),
+            ("%f", f64::INFINITY, "∞"),
+            ("%e", f64::NEG_INFINITY, "-∞"),
+        ];
+        for (template, value, expected) in cases {
+            assert_eq!(
+                run(template, vec![Value::Float(*value)]),
+                Ok(text(expected)),
+                "{template} of {value}"
+            );
+        }
+        assert_eq!(run("%f", vec![text("Infinity")]), Ok(text("∞")));
+        // Inside a list a double stays a CEL literal: Go's %f, no grouping.
+        assert_eq!(
+            run("%s", vec![Value::List(Arc::new(vec![Value::Float(1234.5)]))]),
+            Ok(text("[1234.500000]"))
         );
     }
 

@@ -15,6 +15,11 @@ use policies_cel::cel::{
 use serde_json::json;
 
 #[track_caller]
+fn is_true_in(bindings: &Bindings, source: &str) {
+    assert_eq!(eval_in(bindings, source), Ok(Value::Bool(true)), "{source}");
+}
+
+#[track_caller]
 fn fails_in(source: &str, function: &str, message: &str) {
     assert_eq!(
         eval(source),
@@ -247,6 +252,50 @@ fn authorizer_library() {
     assert_eq!(
         eval_in(&allow, "authorizer.path('/x').allowed()"),
         Err(EvalError::NoSuchOverload("allowed() on path".into()))
+    );
+    // Each builder exists only on the type Kubernetes declares it for.
+    assert_eq!(
+        eval_in(&allow, "authorizer.resource('pods').check('get')"),
+        Err(EvalError::NoSuchOverload("resource() on authorizer".into()))
+    );
+    assert_eq!(
+        eval_in(&allow, "authorizer.group('').namespace('x').resource('pods')"),
+        Err(EvalError::NoSuchOverload("namespace() on group".into()))
+    );
+    is_true_in(
+        &allow,
+        "type(authorizer.group('apps')) == kubernetes.authorization.GroupCheck",
+    );
+    // Arguments are validated as Kubernetes' authz library validates them.
+    for (source, message) in [
+        ("authorizer.path('').check('get')", "path must not be empty"),
+        ("authorizer.path('  ').check('get')", "path must not be empty"),
+        (
+            "authorizer.group('apps').resource(' ').check('get')",
+            "resource must not be empty",
+        ),
+        (
+            "authorizer.serviceAccount('default', 'My_SA').path('/x')",
+            "Invalid service account name",
+        ),
+        (
+            "authorizer.serviceAccount('Default', 'sa').path('/x')",
+            "Invalid service account namespace",
+        ),
+        (
+            "authorizer.serviceAccount('', 'sa').path('/x')",
+            "Invalid service account namespace",
+        ),
+    ] {
+        assert_eq!(
+            eval_in(&allow, source),
+            Err(EvalError::Other(message.into())),
+            "{source}"
+        );
+    }
+    is_true_in(
+        &allow,
+        "authorizer.serviceAccount('kube-system', 'replicaset-controller.v2').group('').resource('pods').check('delete').allowed()",
     );
     // The plain `authorizer` value (no request resource) answers the same way.
     let plain = Bindings::new().with(Root::Authorizer, authorizer_value(AuthorizerMode::Deny));

@@ -3,7 +3,11 @@
 //! `authorizer.group('apps').resource('deployments').namespace('prod').name('web').check('delete').allowed()`
 //! and `authorizer.requestResource.check('update')` work as in Kubernetes; the answer comes from a
 //! configurable [`AuthorizerMode`] (the plugin's `--authorizer allow|deny`), since there is no
-//! API server to ask. Values are maps tagged with a reserved `@authz` key.
+//! API server to ask. Values are maps tagged with a reserved `@authz` key naming their Kubernetes
+//! type (`Authorizer` → `group()` → `GroupCheck` → `resource()` → `ResourceCheck` → `check()`,
+//! or `Authorizer` → `path()` → `PathCheck`), and each builder is available only on its type and
+//! validates its argument as Kubernetes does (a blank path or resource, an invalid service
+//! account namespace or name are errors).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -139,6 +143,40 @@ fn tag_of(map: &Map) -> Option<&str> {
     }
 }
 
+/// `map` with `method`'s field set to `value`, retagged as `tag` (the type the builder returns).
+fn with_field(map: &Map, tag: &str, method: Method, value: Value) -> Value {
+    let mut fields = (*map.map).clone();
+    fields.insert(key(method.field()), value);
+    fields.insert(key(TAG), text(tag));
+    Value::Map(Map {
+        map: Arc::new(fields),
+    })
+}
+
+/// A DNS-1123 label, as Kubernetes validates a namespace name: at most 63 lowercase
+/// alphanumerics or `-`, starting and ending alphanumeric.
+fn is_dns_label(s: &str) -> bool {
+    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes().all(|b| alnum(b) || b == b'-')
+        && s.bytes().next().is_some_and(alnum)
+        && s.bytes().last().is_some_and(alnum)
+}
+
+/// A DNS-1123 subdomain, as Kubernetes validates a service account name: at most 253
+/// characters of dot-separated labels (each alphanumeric at both ends).
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|label| {
+            let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+            !label.is_empty()
+                && label.bytes().all(|b| alnum(b) || b == b'-')
+                && label.bytes().next().is_some_and(alnum)
+                && label.bytes().last().is_some_and(alnum)
+        })
+}
+
 /// Calls an authorizer method on `this` with up to two arguments.
 pub(crate) fn call(method: Method, this: Value, first: Value, second: Value) -> Result<Value, EvalError> {
     let Value::Map(map) = &this else {
@@ -164,37 +202,49 @@ pub(crate) fn call(method: Method, this: Value, first: Value, second: Value) -> 
                 map: Arc::new(fields),
             }))
         }
-        Method::Group
-        | Method::Resource
-        | Method::Subresource
-        | Method::Namespace
-        | Method::Name
-        | Method::Path => {
-            if !matches!(tag, "authorizer" | "resource" | "path") {
+        Method::Path | Method::Group | Method::ServiceAccount if tag != "authorizer" => Err(wrong()),
+        Method::Resource if tag != "group" => Err(wrong()),
+        Method::Subresource | Method::Namespace | Method::Name if tag != "resource" => Err(wrong()),
+        Method::Path => {
+            let Value::String(path) = &first else {
                 return Err(wrong());
+            };
+            if path.trim().is_empty() {
+                return Err(EvalError::Other("path must not be empty".into()));
             }
-            let Value::String(_) = first else {
+            Ok(with_field(map, "path", method, first))
+        }
+        Method::Group => {
+            let Value::String(_) = &first else {
                 return Err(wrong());
             };
-            let mut fields = (*map.map).clone();
-            fields.insert(key(method.field()), first);
-            let new_tag = if method == Method::Path {
-                "path"
-            } else {
-                "resource"
+            Ok(with_field(map, "group", method, first))
+        }
+        Method::Resource => {
+            let Value::String(resource) = &first else {
+                return Err(wrong());
             };
-            fields.insert(key(TAG), text(new_tag));
-            Ok(Value::Map(Map {
-                map: Arc::new(fields),
-            }))
+            if resource.trim().is_empty() {
+                return Err(EvalError::Other("resource must not be empty".into()));
+            }
+            Ok(with_field(map, "resource", method, first))
+        }
+        Method::Subresource | Method::Namespace | Method::Name => {
+            let Value::String(_) = &first else {
+                return Err(wrong());
+            };
+            Ok(with_field(map, "resource", method, first))
         }
         Method::ServiceAccount => {
-            if tag != "authorizer" {
-                return Err(wrong());
-            }
-            let (Value::String(_), Value::String(_)) = (&first, &second) else {
+            let (Value::String(namespace), Value::String(name)) = (&first, &second) else {
                 return Err(wrong());
             };
+            if !is_dns_subdomain(name) {
+                return Err(EvalError::Other("Invalid service account name".into()));
+            }
+            if !is_dns_label(namespace) {
+                return Err(EvalError::Other("Invalid service account namespace".into()));
+            }
             Ok(tagged("authorizer", allow, []))
         }
         Method::Check => {

@@ -44,6 +44,8 @@ pub(crate) enum Builtin {
     StringFormat,
     /// `list.sum()`.
     Sum,
+    /// `quantity.isInteger()`: integral and within int64, as Kubernetes' `AsInt64` answers.
+    QuantityIsInteger,
     OptionalOf,
     OptionalNone,
     OptionalOfNonZero,
@@ -97,6 +99,7 @@ impl Builtin {
             ("trim", true, 0) => Trim,
             ("format", true, 1) => StringFormat,
             ("sum", true, 0) => Sum,
+            ("isInteger", true, 0) => QuantityIsInteger,
             ("optional.of", false, 1) => OptionalOf,
             ("optional.none", false, 0) => OptionalNone,
             ("optional.ofNonZeroValue", false, 1) => OptionalOfNonZero,

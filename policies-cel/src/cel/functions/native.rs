@@ -164,6 +164,7 @@ pub(crate) fn call(
             Ok(formatted)
         }
         Sum => lists::sum(&this, budget),
+        QuantityIsInteger => quantity_is_integer(this, budget),
         OptionalOf => Ok(optional(Some(this))),
         OptionalNone => Ok(optional(None)),
         OptionalOfNonZero => Ok(optional(if is_zero(&this) { None } else { Some(this) })),
@@ -280,9 +281,15 @@ fn is_zero(value: &Value) -> bool {
         Value::List(l) => l.is_empty(),
         Value::Map(m) => m.map.is_empty(),
         Value::Duration(d) => d.is_zero(),
+        // cel-go's `Timestamp.IsZeroValue` is Go's `time.Time.IsZero`: the first instant of
+        // year 1 (UTC), not the Unix epoch.
+        Value::Timestamp(t) => t.timestamp() == GO_ZERO_TIME_UNIX && t.timestamp_subsec_nanos() == 0,
         _ => false,
     }
 }
+
+/// `0001-01-01T00:00:00Z` in seconds since the Unix epoch.
+const GO_ZERO_TIME_UNIX: i64 = -62_135_596_800;
 
 fn size(value: &Value) -> Result<Value, EvalError> {
     let n = match value {
@@ -293,6 +300,20 @@ fn size(value: &Value) -> Result<Value, EvalError> {
         other => return Err(EvalError::overload(format!("size on {}", type_name(other)))),
     };
     Ok(Value::Int(n as i64))
+}
+
+static QUANTITY_IS_INTEGRAL: LazyLock<BridgeCall> = LazyLock::new(|| BridgeCall::new("isInteger", true, 0));
+static QUANTITY_AS_INTEGER: LazyLock<BridgeCall> = LazyLock::new(|| BridgeCall::new("asInteger", true, 0));
+
+/// `q.isInteger()`: Kubernetes answers whether `q.AsInt64()` succeeds, so a whole quantity past
+/// int64 (`quantity("9223372036854775808")`) is not an integer; `kube-cel` checks integrality
+/// alone.
+fn quantity_is_integer(this: Value, budget: &Budget) -> Result<Value, EvalError> {
+    if QUANTITY_IS_INTEGRAL.call(Some(this.clone()), Vec::new(), budget)? != Value::Bool(true) {
+        return Ok(Value::Bool(false));
+    }
+    let fits = QUANTITY_AS_INTEGER.call(Some(this), Vec::new(), budget).is_ok();
+    Ok(Value::Bool(fits))
 }
 
 /// `string(x)` on a Kubernetes value (`ip`, `cidr`): their library's `x.string()`.

@@ -205,26 +205,33 @@ pub fn parse(s: &str) -> Result<Semver, String> {
     Ok(version)
 }
 
-/// Kubernetes' `normalizeAndParse`: no `v` prefix, no leading zeros, missing parts are 0.
+/// Kubernetes' `normalizeAndParse`: one `v` prefix dropped, leading zeros removed from each of
+/// the (at most three) dot-separated parts, a missing minor or patch filled with 0 — but a short
+/// version with a pre-release or build suffix (`1-alpha`, `1.2+b`) is refused, as is anything the
+/// strict parser then refuses (the empty string).
 pub fn parse_normalized(s: &str) -> Result<Semver, String> {
     let s = s.strip_prefix('v').unwrap_or(s);
-    let (core, pre) = match s.split_once('-') {
-        Some((core, pre)) => (core, format!("-{pre}")),
-        None => (s, String::new()),
-    };
-    let mut components: Vec<&str> = core.split('.').collect();
-    if components.len() > 3 {
-        return Err("invalid semantic version".into());
-    }
-    let mut normalized: Vec<String> = components
-        .drain(..)
-        .map(|c| match c.trim_start_matches('0') {
-            "" => "0".to_owned(),
-            trimmed => trimmed.to_owned(),
+    let mut parts: Vec<String> = s
+        .splitn(3, '.')
+        .map(|part| {
+            if part.len() <= 1 {
+                return part.to_owned();
+            }
+            let trimmed = part.trim_start_matches('0');
+            if trimmed.starts_with(|c: char| c.is_ascii_digit()) {
+                trimmed.to_owned()
+            } else {
+                format!("0{trimmed}")
+            }
         })
         .collect();
-    normalized.resize(3, "0".to_owned());
-    parse(&(normalized.join(".") + &pre))
+    if parts.len() < 3 {
+        if parts.last().is_some_and(|last| last.contains(['+', '-'])) {
+            return Err("short version cannot contain PreRelease/Build meta data".into());
+        }
+        parts.resize(3, "0".to_owned());
+    }
+    parse(&parts.join("."))
 }
 
 fn as_semver(value: &Value) -> Option<&Semver> {
@@ -356,6 +363,15 @@ mod tests {
         assert_eq!(parse_normalized("v1.02"), Ok(v("1.2.0")));
         assert!(parse_normalized("V1.2.3").is_err());
         assert_eq!(parse_normalized("v1.28.3+k3s1"), Ok(v("1.28.3")));
+        assert_eq!(parse_normalized("1.2.03-alpha"), Ok(v("1.2.3-alpha")));
+        assert_eq!(parse_normalized("00"), Ok(v("0.0.0")));
+        // Kubernetes' normalizeAndParse refuses these.
+        assert!(parse_normalized("").is_err());
+        assert_eq!(
+            parse_normalized("1-alpha").err(),
+            Some("short version cannot contain PreRelease/Build meta data".to_owned())
+        );
+        assert!(parse_normalized("1.2+build").is_err());
         assert_eq!(
             parse("1.0.0+a..b").err(),
             Some("Build meta data is empty".to_owned())

@@ -49,6 +49,7 @@ const TYPE_IDENTIFIERS: &[&str] = &[
     "kubernetes.NamedFormat",
     "kubernetes.authorization.Authorizer",
     "kubernetes.authorization.PathCheck",
+    "kubernetes.authorization.GroupCheck",
     "kubernetes.authorization.ResourceCheck",
     "kubernetes.authorization.Decision",
 ];
@@ -70,6 +71,7 @@ pub(crate) fn type_of(value: &Value) -> Value {
             Some(Value::String(tag)) => match tag.as_str() {
                 "authorizer" => "kubernetes.authorization.Authorizer",
                 "path" => "kubernetes.authorization.PathCheck",
+                "group" => "kubernetes.authorization.GroupCheck",
                 "resource" => "kubernetes.authorization.ResourceCheck",
                 _ => "kubernetes.authorization.Decision",
             },

@@ -9,6 +9,7 @@ mod support;
 
 mod cel_cluster;
 mod cel_language;
+mod cel_parity;
 mod escape_hatch;
 mod evaluate;
 mod gatekeeper_corpus;

@@ -47,10 +47,7 @@ const KNOWN: &[&str] = &[
     "isSorted",
     "first",
     "last",
-    "flatten",
-    "slice",
     "distinct",
-    "sort",
     "lists.range",
     // sets
     "sets.contains",

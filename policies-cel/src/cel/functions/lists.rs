@@ -1,5 +1,7 @@
-//! List functions implemented natively: `<list>.sum()` of the Kubernetes lists library, and the
-//! ordering behind `sortBy` of cel-go's lists extension.
+//! List functions implemented natively: `<list>.sum()` of the Kubernetes lists library, and
+//! `slice`, `flatten`, `sort` and the ordering behind `sortBy` of cel-go's lists extension
+//! (version 3, Kubernetes 1.34+), with cel-go's errors (`kube-cel` worded them its own way and
+//! sorted mixed types with a different message).
 //!
 //! `sum` replaces `kube-cel`'s, which cannot sum durations (Kubernetes declares `sum` for lists of
 //! `int`, `uint`, `double` and `duration`) and does not report integer overflow.
@@ -15,17 +17,22 @@ use crate::cel::{Budget, EvalError, Value};
 /// must be of one comparable type (`int`, `uint`, `double`, `bool`, `string`, `bytes`,
 /// `duration`, `timestamp`), as cel-go requires. Elements with equal keys keep their order
 /// (cel-go's `sort.Slice` leaves that unspecified; a stable order is one of its answers).
-pub(crate) fn sort_by_keys(list: Value, keys: Value, budget: &Budget) -> Result<Value, EvalError> {
+pub(crate) fn sort_by_keys(
+    function: &'static str,
+    list: Value,
+    keys: Value,
+    budget: &Budget,
+) -> Result<Value, EvalError> {
     let (Value::List(items), Value::List(keys)) = (&list, &keys) else {
         return Err(EvalError::overload(format!(
-            "sortBy on {} with keys {}",
+            "{function} on {} with keys {}",
             type_name(&list),
             type_name(&keys)
         )));
     };
     if items.len() != keys.len() {
         return Err(EvalError::function(
-            "sortBy",
+            function,
             format!(
                 "@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got {} and {} elements respectively",
                 items.len(),
@@ -47,11 +54,11 @@ pub(crate) fn sort_by_keys(list: Value, keys: Value, budget: &Budget) -> Result<
             | Value::Duration(_)
             | Value::Timestamp(_)
     ) {
-        return Err(EvalError::function("sortBy", "list elements must be comparable"));
+        return Err(EvalError::function(function, "list elements must be comparable"));
     }
     if keys.iter().any(|key| discriminant(key) != discriminant(first)) {
         return Err(EvalError::function(
-            "sortBy",
+            function,
             "list elements must have the same type",
         ));
     }
@@ -71,6 +78,66 @@ pub(crate) fn sort_by_keys(list: Value, keys: Value, budget: &Budget) -> Result<
     Ok(Value::List(Arc::new(
         order.into_iter().map(|i| items[i].clone()).collect(),
     )))
+}
+
+/// `list.slice(start, end)`: the elements from `start` up to, not including, `end`.
+pub(crate) fn slice(list: &Value, start: &Value, end: &Value, budget: &Budget) -> Result<Value, EvalError> {
+    let (Value::List(items), Value::Int(start), Value::Int(end)) = (list, start, end) else {
+        return Err(EvalError::overload(format!(
+            "slice({}, {}) on {}",
+            type_name(start),
+            type_name(end),
+            type_name(list)
+        )));
+    };
+    let (start, end) = (*start, *end);
+    let fail = |why: String| {
+        Err(EvalError::function(
+            "slice",
+            format!("cannot slice({start}, {end}), {why}"),
+        ))
+    };
+    if start < 0 || end < 0 {
+        return fail("negative indexes not supported".into());
+    }
+    if start > end {
+        return fail("start index must be less than or equal to end index".into());
+    }
+    if items.len() < end as usize {
+        return fail(format!("list is length {}", items.len()));
+    }
+    budget.charge_len((end - start) as usize)?;
+    Ok(Value::List(Arc::new(
+        items[start as usize..end as usize].to_vec(),
+    )))
+}
+
+/// `list.flatten()` (one level) and `list.flatten(depth)`.
+pub(crate) fn flatten(list: &Value, depth: Option<&Value>, budget: &Budget) -> Result<Value, EvalError> {
+    let depth = match depth {
+        None => 1,
+        Some(Value::Int(depth)) => *depth,
+        Some(other) => return Err(EvalError::overload(format!("flatten({})", type_name(other)))),
+    };
+    let Value::List(items) = list else {
+        return Err(EvalError::overload(format!("flatten on {}", type_name(list))));
+    };
+    if depth < 0 {
+        return Err(EvalError::function("flatten", "level must be non-negative"));
+    }
+    fn collect(items: &[Value], depth: i64, out: &mut Vec<Value>, budget: &Budget) -> Result<(), EvalError> {
+        budget.charge_len(items.len())?;
+        for item in items {
+            match item {
+                Value::List(nested) if depth > 0 => collect(nested, depth - 1, out, budget)?,
+                other => out.push(other.clone()),
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::with_capacity(items.len());
+    collect(items, depth, &mut out, budget)?;
+    Ok(Value::List(Arc::new(out)))
 }
 
 /// `list.sum()`: `0` for an empty list, otherwise the sum of elements of one summable type.

@@ -44,6 +44,12 @@ pub(crate) enum Builtin {
     StringFormat,
     /// `list.sum()`.
     Sum,
+    /// `list.sort()`.
+    Sort,
+    /// `list.slice(start, end)`.
+    Slice,
+    /// `list.flatten()`, `list.flatten(depth)`.
+    Flatten,
     /// `quantity.isInteger()`: integral and within int64, as Kubernetes' `AsInt64` answers.
     QuantityIsInteger,
     OptionalOf,
@@ -99,6 +105,9 @@ impl Builtin {
             ("trim", true, 0) => Trim,
             ("format", true, 1) => StringFormat,
             ("sum", true, 0) => Sum,
+            ("sort", true, 0) => Sort,
+            ("slice", true, 2) => Slice,
+            ("flatten", true, 0 | 1) => Flatten,
             ("isInteger", true, 0) => QuantityIsInteger,
             ("optional.of", false, 1) => OptionalOf,
             ("optional.none", false, 0) => OptionalNone,

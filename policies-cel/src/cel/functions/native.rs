@@ -211,7 +211,16 @@ pub(crate) fn call(
             }
             Ok(this)
         }
-        SortByKeys => lists::sort_by_keys(this, next(), budget),
+        SortByKeys => lists::sort_by_keys("sortBy", this, next(), budget),
+        Sort => lists::sort_by_keys("sort", this.clone(), this, budget),
+        Slice => {
+            let (start, end) = (next(), next());
+            lists::slice(&this, &start, &end, budget)
+        }
+        Flatten => {
+            let depth = args.next();
+            lists::flatten(&this, depth.as_ref(), budget)
+        }
         Authorizer(method) => authorizer::call(method, this, next(), next()),
         Time(getter) => time::call(getter, &this, args.next()),
         Url(function) => urls::call(function, &this),

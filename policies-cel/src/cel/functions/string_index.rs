@@ -7,8 +7,7 @@
 //! match past the end of the string, and worded its errors differently. The edges are cel-go's
 //! own, odd ones included: an empty needle answers the offset as given (`"abc".indexOf("", 5)`
 //! is 5, `"abc".indexOf("", -1)` is -1), a non-empty needle with an offset at or past the end
-//! answers -1, and a negative offset is an error — which makes `"".lastIndexOf("a")` an error,
-//! since it searches from offset -1.
+//! answers -1, and a negative offset is an error.
 
 use crate::cel::ops::equal;
 use crate::cel::value::type_name;
@@ -110,18 +109,20 @@ pub(crate) fn call(
             Ok(string(chars[start..end].iter().collect()))
         }
         Function::IndexOf | Function::LastIndexOf => {
-            let Value::String(needle) = &first else {
+            let Value::String(needle_text) = &first else {
                 return Err(EvalError::overload(format!(
                     "{} of {}",
                     function.name(),
                     type_name(&first)
                 )));
             };
-            let needle: Vec<char> = needle.chars().collect();
+            let needle: Vec<char> = needle_text.chars().collect();
             let last = function == Function::LastIndexOf;
             let offset = match &second {
                 Some(offset) => int(offset)?,
                 None if last && needle.is_empty() => return Ok(Value::Int(chars.len() as i64)),
+                // cel-go compares byte lengths here, before searching from the last character.
+                None if last && text.len() < needle_text.len() => return Ok(Value::Int(-1)),
                 None if last => chars.len() as i64 - 1,
                 None => 0,
             };
@@ -212,7 +213,8 @@ mod tests {
             (LastIndexOf, "abc", "", Some(7), Ok(7)),
             (LastIndexOf, "abc", "c", Some(1), Ok(-1)),
             (LastIndexOf, "abc", "bc", Some(2), Ok(1)),
-            (LastIndexOf, "", "a", None, Err("index out of range: -1")),
+            (LastIndexOf, "", "@@", None, Ok(-1)),
+            (LastIndexOf, "bananananana", "nana", Some(7), Ok(6)),
             (LastIndexOf, "ta©o©", "©", Some(3), Ok(2)),
         ];
         for (function, this, needle, offset, expected) in cases {

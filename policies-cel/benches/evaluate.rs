@@ -4,7 +4,10 @@
 //!
 //! - the unavoidable floor: parsing the AdmissionReview JSON into a `Request`;
 //! - the `cel` crate's own interpreter on the same validation expressions (why we interpret the
-//!   lowered tree ourselves).
+//!   lowered tree ourselves);
+//!
+//! and the time loading the library takes (YAML, the type checker, lowering) against the floor
+//! of parsing its expressions alone.
 
 /// The allocator the binaries use (see `cmd/`).
 #[global_allocator]
@@ -101,6 +104,61 @@ fn main() {
         );
     }
     compare_with_upstream_interpreter(samples);
+    compare_load_with_parsing(samples, &policies_path);
+}
+
+/// Loading the library (YAML, checking and lowering every expression) against parsing its
+/// expressions only.
+fn compare_load_with_parsing(samples: usize, path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut expressions = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
+        if let Ok(value) = <serde_json::Value as serde::Deserialize>::deserialize(document) {
+            collect_expressions(&value, &mut expressions);
+        }
+    }
+    let parser = || {
+        upstream::parser::Parser::new()
+            .enable_optional_syntax(true)
+            .max_recursion_depth(96)
+    };
+    let parsed = expressions.iter().filter(|e| parser().parse(e).is_ok()).count();
+    let floor = median_ns(samples, || {
+        for expression in &expressions {
+            black_box(parser().parse(expression).ok());
+        }
+    });
+    let load = median_ns(samples, || {
+        black_box(policies_cel::policy::load_paths(&[path]).ok());
+    });
+    println!(
+        "\nloading {} ({} expressions, {parsed} parse): {} against parsing them alone {}: {:.2}x",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or_default(),
+        expressions.len(),
+        micros(load),
+        micros(floor),
+        load / floor
+    );
+}
+
+/// Every CEL expression of a policy document (`expression`, `messageExpression`,
+/// `valueExpression` fields).
+fn collect_expressions(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    (
+                        "expression" | "messageExpression" | "valueExpression",
+                        serde_json::Value::String(s),
+                    ) => out.push(s.clone()),
+                    _ => collect_expressions(value, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_expressions(i, out)),
+        _ => {}
+    }
 }
 
 /// The same expressions through the `cel` crate's interpreter and through ours.

@@ -122,7 +122,7 @@ fn request_can_be_an_admission_request_and_objects_override_it() {
     let dir = temp_files(&[("request.json", &review["request"].to_string())]);
     let request = dir.path().join("request.json");
     let out = eval(
-        "[request.operation, has(request.object), object.spec.replicas]",
+        "[dyn(request.operation), request.name == 'pg-main', object.spec.replicas]",
         &[
             "--request",
             request.to_str().unwrap(),
@@ -133,7 +133,7 @@ fn request_can_be_an_admission_request_and_objects_override_it() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(json(&out)["value"], json!(["UPDATE", false, 5]));
+    assert_eq!(json(&out)["value"], json!(["UPDATE", true, 5]));
 }
 
 #[test]

@@ -40,8 +40,10 @@ fn eval_sees_the_request_as_policies_do() {
         let review: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
         let request = &review["request"];
-        let expr = "[request.uid, request.operation, request.userInfo.username, has(request.object), \
-                    request.dryRun, request.options == null ? '' : request.options.kind]";
+        // `request` has the fields Kubernetes declares for it (no `uid`, no `object`).
+        let expr = "[dyn(request.name), request.operation, request.userInfo.username, \
+                    request.resource.resource, request.dryRun, \
+                    request.options == null ? '' : request.options.kind]";
         let out = suture()
             .args(["eval", "-o", "json", "-e", expr, "--request"])
             .arg(&file)
@@ -52,10 +54,10 @@ fn eval_sees_the_request_as_policies_do() {
         assert_eq!(
             json(&out)["value"],
             serde_json::json!([
-                request["uid"],
+                request["name"].as_str().unwrap_or_default(),
                 request["operation"],
                 request["userInfo"]["username"],
-                false,
+                request["resource"]["resource"],
                 request["dryRun"],
                 options_kind
             ]),

@@ -79,7 +79,15 @@ fn json_lists_every_finding_with_its_position() {
             ("never-true".to_owned(), 9, 43),
             ("never-true".to_owned(), 10, 20),
             ("always-true".to_owned(), 12, 46),
-            ("message-type".to_owned(), 14, 46),
+        ]
+    );
+    assert_eq!(
+        positions(&document, "testdata/lint/findings/types.yaml"),
+        [
+            ("result-type".to_owned(), 8, 18),
+            ("message-type".to_owned(), 10, 25),
+            ("compile-error".to_owned(), 11, 39),
+            ("compile-error".to_owned(), 12, 49),
         ]
     );
     let first = &document["findings"][1];
@@ -87,9 +95,9 @@ fn json_lists_every_finding_with_its_position() {
     assert_eq!(first["field"], "spec.matchConditions[0].expression");
     assert!(first.get("source_line").is_none());
     let summary = &document["summary"];
-    assert_eq!(summary["errors"], 14);
+    assert_eq!(summary["errors"], 17);
     assert_eq!(summary["warnings"], 8);
-    assert_eq!(summary["policies"], 7);
+    assert_eq!(summary["policies"], 8);
 }
 
 #[test]

@@ -45,8 +45,8 @@ pub struct LintArgs {
 
 const HELP: &str = "\
 Findings have a severity and a stable code: compile-error, yaml-syntax, invalid-field,
-unknown-kind, duplicate-name (the policies do not load: exit 3), unknown-field,
-unreachable-match, unbound-policy, never-true, always-true, cost, message-type,
+unknown-kind, duplicate-name, message-type, result-type (the policies do not load: exit 3),
+unknown-field, unreachable-match, unbound-policy, never-true, always-true, cost,
 deprecated-api-version, suture-extension. docs/commands.md describes each.
 
 Examples:

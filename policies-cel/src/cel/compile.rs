@@ -6,8 +6,10 @@
 use std::sync::Arc;
 
 use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
+use crate::cel::check::{self, TypeError};
 use crate::cel::functions::{self, Builtin, bridge};
 use crate::cel::macros::{self, TwoVar, append_in_place, two_variable};
+use crate::cel::parsed::Parsed;
 use crate::cel::position::{find_literal, find_word, parse_error};
 use crate::cel::quotes::rewrite_quote_escapes;
 use crate::cel::upstream::common::ast::{
@@ -48,6 +50,7 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
     let parsed = parser()
         .parse(&rewritten.text)
         .map_err(|errors| parse_error(source, &rewritten, &errors))?;
+    let result_type = check::check(env, &parsed).map_err(|e| type_error(source, e))?;
     let mut lowering = Lowering {
         env,
         source,
@@ -66,7 +69,14 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
         node,
         roots,
         variables,
+        result_type,
     })
+}
+
+/// A type error as a compile error, its caret on the node at fault.
+fn type_error(source: &str, error: TypeError) -> CompileError {
+    let offset = Parsed::new(source).map_or(0, |parsed| parsed.offset_of(error.node));
+    CompileError::new(error.message, source, offset, 1)
 }
 
 struct Lowering<'a> {

@@ -1,6 +1,6 @@
 //! The declarations an expression is compiled against: root variables and composited variables.
 
-use crate::cel::{CompileError, Program, compile};
+use crate::cel::{CompileError, ExprType, Program, compile};
 
 /// A root variable of the admission CEL environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,6 +60,9 @@ impl Root {
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     variables: Vec<String>,
+    /// The type of each variable (its expression's, as Kubernetes types them; `dyn` when
+    /// unknown).
+    variable_types: Vec<ExprType>,
 }
 
 impl Env {
@@ -75,12 +78,24 @@ impl Env {
         S: Into<String>,
     {
         self.variables = names.into_iter().map(Into::into).collect();
+        self.variable_types = vec![ExprType::Dyn; self.variables.len()];
         self
     }
 
-    /// Adds one more composited variable after the existing ones.
+    /// Adds one more composited variable after the existing ones, of type `dyn`.
     pub fn declare_variable(&mut self, name: impl Into<String>) {
+        self.declare_typed_variable(name, ExprType::Dyn);
+    }
+
+    /// Adds one more composited variable of type `t` (its expression's result type).
+    pub fn declare_typed_variable(&mut self, name: impl Into<String>, t: ExprType) {
         self.variables.push(name.into());
+        self.variable_types.push(t);
+    }
+
+    /// The type of the variable at `index` (`dyn` when out of range).
+    pub fn variable_type(&self, index: usize) -> &ExprType {
+        self.variable_types.get(index).unwrap_or(&ExprType::Dyn)
     }
 
     /// The declared composited variables, in order.

@@ -13,6 +13,7 @@
 mod activation;
 mod ast;
 mod budget;
+mod check;
 pub(crate) mod compile;
 mod env;
 mod error;
@@ -20,6 +21,7 @@ pub mod functions;
 mod interp;
 mod macros;
 mod ops;
+pub(crate) mod parsed;
 mod position;
 mod program;
 pub(crate) mod quotes;
@@ -28,6 +30,7 @@ pub mod value;
 
 pub use activation::{Activation, Bindings, LazyVariables, VariablePrograms};
 pub use budget::{Budget, DEFAULT_COST_LIMIT};
+pub use check::ExprType;
 pub use env::{Env, Root};
 pub use error::{CompileError, EvalError};
 pub use functions::authorizer::{AuthorizerMode, authorizer_for_request, authorizer_value};

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::cel::ast::{Kind, Node};
-use crate::cel::{Activation, Budget, EvalError, Root, Value, interp};
+use crate::cel::{Activation, Budget, EvalError, ExprType, Root, Value, interp};
 
 /// A compiled CEL expression, ready to be evaluated many times (and shared across threads).
 pub struct Program {
@@ -13,12 +13,18 @@ pub struct Program {
     pub(crate) node: Node,
     pub(crate) roots: u16,
     pub(crate) variables: Vec<usize>,
+    pub(crate) result_type: ExprType,
 }
 
 impl Program {
     /// The expression as written.
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// The type the checker gives the expression's result (`dyn` when only evaluation knows).
+    pub fn result_type(&self) -> &ExprType {
+        &self.result_type
     }
 
     /// True when the expression reads `root` (directly; not through variables).

@@ -183,6 +183,8 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
     let mut audit_annotations = Vec::new();
     for annotation in &policy.audit_annotations {
         match eval(&annotation.value_expression) {
+            // Null and the empty string leave the annotation out, as Kubernetes does.
+            Ok(Value::String(s)) if s.is_empty() => {}
             Ok(Value::String(s)) => audit_annotations.push((annotation.key.clone(), s.to_string())),
             Ok(Value::Null) => {}
             Ok(other) => ignored_errors.push(format!(

@@ -11,9 +11,9 @@
 //! pattern inside a loop (compiled again on every iteration).
 
 use crate::cel::compile::regex_pattern;
+use crate::cel::parsed::children;
 use crate::cel::upstream::common::ast::{Expr, IdedExpr, LiteralValue};
 use crate::lint::fold::operand_name;
-use crate::lint::parse::children;
 
 /// How many items a list or map of unknown length is taken to hold.
 pub const UNKNOWN_LENGTH: f64 = 1_000.0;
@@ -199,7 +199,7 @@ fn units(cost: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lint::parse::Parsed;
+    use crate::cel::parsed::Parsed;
 
     fn report(source: &str) -> Vec<(usize, String, CostKind)> {
         let parsed = Parsed::new(source).unwrap();

@@ -1,14 +1,14 @@
 //! The expressions of each policy, judged one by one: conditions and validations decided before
-//! any request is seen, estimated cost, and messageExpressions that cannot yield a string.
+//! any request is seen, and estimated cost. (Types, messageExpressions' included, are the type
+//! checker's: the loader reports them.)
 
 use crate::policy::path::FieldPath;
 
+use crate::cel::parsed::Parsed;
 use crate::lint::cost::costly;
 use crate::lint::finding::{Code, Severity};
 use crate::lint::fold::truth;
-use crate::lint::message::static_type;
 use crate::lint::objects::{Object, ObjectKind};
-use crate::lint::parse::Parsed;
 use crate::lint::sink::{Says, Sink};
 
 /// What an expression is for.
@@ -179,19 +179,6 @@ fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed) {
             sink.push(file, place, says.field(field.clone()).policy(policy));
         }
         _ => {}
-    }
-
-    if site.role == Role::MessageExpression
-        && let Some(found) = static_type(&parsed.root).filter(|t| *t != "string")
-    {
-        let says = Says::new(
-            Severity::Error,
-            Code::MessageType,
-            format!("messageExpression yields a {found}, not a string"),
-        )
-        .help("Kubernetes refuses a policy whose messageExpression is not a string; build one, e.g. 'replicas: ' + string(object.spec.replicas)");
-        let place = place_of(sink, &parsed.root);
-        sink.push(file, place, says.field(field.clone()).policy(policy));
     }
 
     for found in costly(&parsed.root) {

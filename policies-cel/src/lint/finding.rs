@@ -59,13 +59,16 @@ pub enum Code {
     AlwaysTrue,
     /// An expression whose estimated evaluation cost is high.
     Cost,
-    /// A messageExpression that cannot yield a string.
+    /// A messageExpression whose type is not `string`.
     MessageType,
+    /// A validation or matchCondition whose type is not `bool`, or an auditAnnotation
+    /// valueExpression that is neither `string` nor `null`.
+    ResultType,
 }
 
 impl Code {
     /// Every code, in a fixed order (for documentation and tests).
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::YamlSyntax,
         Code::InvalidField,
         Code::UnknownKind,
@@ -80,6 +83,7 @@ impl Code {
         Code::AlwaysTrue,
         Code::Cost,
         Code::MessageType,
+        Code::ResultType,
     ];
 
     /// The stable kebab-case name (`compile-error`).
@@ -99,6 +103,7 @@ impl Code {
             Code::AlwaysTrue => "always-true",
             Code::Cost => "cost",
             Code::MessageType => "message-type",
+            Code::ResultType => "result-type",
         }
     }
 
@@ -112,6 +117,8 @@ impl Code {
                 | Code::UnknownKind
                 | Code::DuplicateName
                 | Code::CompileError
+                | Code::MessageType
+                | Code::ResultType
         )
     }
 }

@@ -312,7 +312,7 @@ pub(crate) fn operand_name(node: &IdedExpr) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lint::parse::Parsed;
+    use crate::cel::parsed::Parsed;
 
     fn decide(source: &str) -> Option<(bool, usize)> {
         let parsed = Parsed::new(source)?;

@@ -76,6 +76,26 @@ fn report_error(sink: &mut Sink<'_>, error: LoadError) {
             let says = Says::new(Severity::Error, Code::CompileError, error.message.clone()).field(field);
             (place, says)
         }
+        LoadError::ResultType { at, field, mismatch } => {
+            let key = last_key(&field).unwrap_or("expression");
+            let place = source.in_expression(at.line, key, &mismatch.expression, 0);
+            let (code, help) = if key == "messageExpression" {
+                (
+                    Code::MessageType,
+                    "Kubernetes refuses a policy whose messageExpression is not a string; build one, e.g. 'replicas: ' + string(object.spec.replicas)",
+                )
+            } else {
+                (
+                    Code::ResultType,
+                    "Kubernetes refuses such a policy; object, oldObject and params are dyn: compare (`object.spec.paused == true`) or convert (`string(object.metadata.name)`)",
+                )
+            };
+            let message = format!(
+                "must evaluate to {}, but its type is {}",
+                mismatch.expected, mismatch.found
+            );
+            (place, Says::new(Severity::Error, code, message).field(field).help(help))
+        }
         LoadError::UnknownPolicy {
             at,
             binding,

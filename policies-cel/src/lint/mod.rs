@@ -5,8 +5,10 @@
 //! duplicates, and every CEL expression that does not compile, all of them), unknown fields,
 //! matches that can never select a request ([`matching`]), conditions and validations decided
 //! before any request is seen ([`fold`]), expressions whose estimated cost is above Kubernetes'
-//! per-expression limit ([`cost`]) and messageExpressions that cannot yield a string. Pure and
-//! synchronous like the rest of the crate; reading files is the only I/O.
+//! per-expression limit ([`cost`]), and what the type checker refuses as kube-apiserver would
+//! (calls with no matching overload, mixed-type literals, a validation that is not a `bool`, a
+//! messageExpression that is not a `string`). Pure and synchronous like the rest of the crate;
+//! reading files is the only I/O.
 //!
 //! ```
 //! use policies_cel::lint::{Linter, NoCatalog};
@@ -24,9 +26,7 @@ mod finding;
 mod fold;
 mod loading;
 mod matching;
-mod message;
 mod objects;
-mod parse;
 mod sink;
 mod source;
 

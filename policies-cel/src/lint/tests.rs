@@ -57,14 +57,14 @@ fn every_compile_error_is_reported() {
 
 #[test]
 fn unknown_fields() {
-    let text = vap("  validations:\n  - expression: object.a\n    mesage: x\n");
+    let text = vap("  validations:\n  - expression: object.a == 1\n    mesage: x\n");
     assert_eq!(lint(&text), [(Code::UnknownField, Severity::Error, 8, 5)]);
 }
 
 #[test]
 fn yaml_syntax_and_invalid_fields() {
     assert_eq!(lint("a: [\n"), [(Code::YamlSyntax, Severity::Error, 2, 1)]);
-    let text = vap("  failurePolicy: Sometimes\n  validations:\n  - expression: object.a\n");
+    let text = vap("  failurePolicy: Sometimes\n  validations:\n  - expression: object.a == 1\n");
     assert_eq!(lint(&text), [(Code::InvalidField, Severity::Error, 6, 3)]);
 }
 
@@ -86,7 +86,7 @@ fn never_true_and_always_true_validations() {
 #[test]
 fn match_conditions_decided_in_advance() {
     let text = vap(
-        "  matchConditions:\n  - name: never\n    expression: \"1 > 2\"\n  - name: always\n    expression: \"!false\"\n  validations:\n  - expression: object.a\n",
+        "  matchConditions:\n  - name: never\n    expression: \"1 > 2\"\n  - name: always\n    expression: \"!false\"\n  validations:\n  - expression: object.a == 1\n",
     );
     assert_eq!(
         lint(&text),
@@ -100,7 +100,7 @@ fn match_conditions_decided_in_advance() {
 #[test]
 fn rules_that_never_match() {
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CONNECT\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CONNECT\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a == 1\n",
     );
     assert_eq!(
         lint(&text),
@@ -110,30 +110,34 @@ fn rules_that_never_match() {
         ]
     );
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\", \"pods\"]\n  validations:\n  - expression: object.a\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\", \"pods\"]\n  validations:\n  - expression: object.a == 1\n",
     );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Warning, 11, 19)]);
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n    excludeResourceRules:\n    - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      operations: [\"UPDATE\", \"DELETE\"]\n      resources: [\"*\"]\n  validations:\n  - expression: object.a\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n    excludeResourceRules:\n    - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      operations: [\"UPDATE\", \"DELETE\"]\n      resources: [\"*\"]\n  validations:\n  - expression: object.a == 1\n",
     );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 12, 5)]);
-    let text = vap("  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a\n");
+    let text =
+        vap("  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a == 1\n");
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 7, 5)]);
     // A group the catalog does not know may serve a resource of the same name (Knative's
     // `services`): not reported.
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"serving.knative.dev\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"serving.knative.dev\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a == 1\n",
     );
     assert_eq!(lint(&text), []);
     // A SafetyPolicy with no rules judges every request, as `evaluate()` does: nothing to say.
-    let safety = "apiVersion: suture.dev/v1alpha1\nkind: SafetyPolicy\nmetadata:\n  name: s\nspec:\n  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a\n    message: no\n";
+    let safety = "apiVersion: suture.dev/v1alpha1\nkind: SafetyPolicy\nmetadata:\n  name: s\nspec:\n  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a == 1\n    message: no\n";
     assert_eq!(lint(safety), []);
 }
 
 #[test]
 fn bindings_and_unbound_policies() {
     let binding = "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: b\nspec:\n  policyName: q\n  validationActions: [Deny]\n";
-    let text = format!("{}{binding}", vap("  validations:\n  - expression: object.a\n"));
+    let text = format!(
+        "{}{binding}",
+        vap("  validations:\n  - expression: object.a == 1\n")
+    );
     assert_eq!(
         lint(&text),
         [
@@ -162,7 +166,7 @@ fn a_binding_that_shares_no_request_with_its_policy() {
         )
     };
     let policy = vap(&format!(
-        "  matchConstraints:\n{}  validations:\n  - expression: object.a\n",
+        "  matchConstraints:\n{}  validations:\n  - expression: object.a == 1\n",
         rules("apps", "deployments")
     ));
     let binding = |resource: &str| {
@@ -194,8 +198,37 @@ fn costly_expressions() {
 
 #[test]
 fn messages_that_are_not_strings() {
-    let text = vap("  validations:\n  - expression: object.a\n    messageExpression: object.n > 1\n");
-    assert_eq!(lint(&text), [(Code::MessageType, Severity::Error, 8, 33)]);
+    let text = vap("  validations:\n  - expression: object.a == 1\n    messageExpression: object.n > 1\n");
+    assert_eq!(lint(&text), [(Code::MessageType, Severity::Error, 8, 24)]);
+    let mut linter = Linter::new();
+    linter.add_str("p.yaml", &text);
+    let report = linter.run(&Apps);
+    assert_eq!(
+        report.findings[0].message,
+        "must evaluate to string, but its type is bool"
+    );
+}
+
+#[test]
+fn validations_that_are_not_bool() {
+    // `object` is dyn, so `object.a` is too: kube-apiserver refuses it as a validation.
+    let text = vap("  validations:\n  - expression: object.a\n  - expression: object.a == true\n");
+    assert_eq!(lint(&text), [(Code::ResultType, Severity::Error, 7, 17)]);
+}
+
+#[test]
+fn type_errors_are_compile_errors_with_their_caret() {
+    let text = vap("  validations:\n  - expression: \"'abc'.substring(1, 2, 3) == 'b'\"\n");
+    let mut linter = Linter::new();
+    linter.add_str("p.yaml", &text);
+    let report = linter.run(&Apps);
+    let finding = &report.findings[0];
+    assert_eq!(finding.code, Code::CompileError);
+    assert_eq!(
+        finding.message,
+        "found no matching overload for 'substring' applied to 'string.(int, int, int)'"
+    );
+    assert_eq!((finding.line, finding.column), (7, 24));
 }
 
 #[test]
@@ -214,8 +247,8 @@ fn older_versions_and_suture_extensions() {
 fn duplicates_and_unknown_kinds() {
     let text = format!(
         "{}---\n{}---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n",
-        vap("  validations:\n  - expression: object.a\n"),
-        vap("  validations:\n  - expression: object.b\n")
+        vap("  validations:\n  - expression: object.a == 1\n"),
+        vap("  validations:\n  - expression: object.b == 1\n")
     );
     assert_eq!(
         lint(&text),
@@ -230,7 +263,7 @@ fn duplicates_and_unknown_kinds() {
 fn test_suites_beside_policies_are_skipped() {
     let text = format!(
         "{}---\napiVersion: suture.dev/v1alpha1\nkind: SutureTest\nmetadata: {{name: t}}\n",
-        vap("  validations:\n  - expression: object.a\n")
+        vap("  validations:\n  - expression: object.a == 1\n")
     );
     assert_eq!(lint(&text), []);
 }

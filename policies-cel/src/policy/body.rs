@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1 as k8s;
 
-use crate::cel::{Env, Program, Root};
+use crate::cel::{Env, ExprType, Program, Root};
 use crate::impact::ImpactFields;
 use crate::policy::LoadError;
+use crate::policy::TypeMismatch;
 use crate::policy::context::{Ctx, Report};
 use crate::policy::path::FieldPath;
 use crate::policy::{AuditAnnotation, FailurePolicy, MatchCondition, NamedExpr, Validation};
@@ -75,7 +76,12 @@ pub(crate) fn compile(
             is_qualified_name,
             "a qualified name",
         );
-        let program = compiler.compile(&Env::admission(), &at.key("expression"), &condition.expression);
+        let program = compiler.compile(
+            &Env::admission(),
+            &at.key("expression"),
+            &condition.expression,
+            Returns::Bool,
+        );
         if let Some(program) = program {
             compiler.body.match_conditions.push(NamedExpr {
                 name: condition.name.clone(),
@@ -95,24 +101,29 @@ pub(crate) fn compile(
             is_cel_identifier,
             "a CEL identifier",
         );
-        let program = compiler.compile(&env, &at.key("expression"), &variable.expression);
+        let program = compiler.compile(&env, &at.key("expression"), &variable.expression, Returns::Any);
+        // Later expressions see the variable with its expression's type, as Kubernetes
+        // declares it (so `'n: ' + variables.count` is refused when `count` is an int).
+        let declared = program
+            .as_ref()
+            .map_or(ExprType::Dyn, |p| p.result_type().clone());
         if let Some(program) = program {
             compiler.body.variables.push(NamedExpr {
                 name: variable.name.clone(),
                 program,
             });
         }
-        env.declare_variable(variable.name.clone());
+        env.declare_typed_variable(variable.name.clone(), declared);
     }
 
     for (i, validation) in parts.validations.iter().enumerate() {
         let at = spec.key("validations").index(i);
-        let program = compiler.compile(&env, &at.key("expression"), &validation.expression);
+        let program = compiler.compile(&env, &at.key("expression"), &validation.expression, Returns::Bool);
         let message_expression = validation
             .message_expression
             .as_deref()
             .filter(|text| !text.trim().is_empty())
-            .and_then(|text| compiler.compile(&env, &at.key("messageExpression"), text));
+            .and_then(|text| compiler.compile(&env, &at.key("messageExpression"), text, Returns::String));
         if let Some(message) = &validation.message
             && message.contains(['\n', '\r'])
         {
@@ -154,7 +165,12 @@ pub(crate) fn compile(
             is_annotation_key,
             "a valid annotation key",
         );
-        let program = compiler.compile(&env, &at.key("valueExpression"), &annotation.value_expression);
+        let program = compiler.compile(
+            &env,
+            &at.key("valueExpression"),
+            &annotation.value_expression,
+            Returns::StringOrNull,
+        );
         if let Some(value_expression) = program {
             compiler.body.audit_annotations.push(AuditAnnotation {
                 key: annotation.key.clone(),
@@ -174,13 +190,31 @@ struct Compiler<'c, 'a> {
 }
 
 impl Compiler<'_, '_> {
-    fn compile(&mut self, env: &Env, rel: &FieldPath, source: &str) -> Option<Arc<Program>> {
+    fn compile(
+        &mut self,
+        env: &Env,
+        rel: &FieldPath,
+        source: &str,
+        returns: Returns,
+    ) -> Option<Arc<Program>> {
         if source.trim().is_empty() {
             let error = self.ctx.invalid(rel, "Required value: an expression is needed");
             self.report.errors.push(error);
             return None;
         }
         match env.compile(source) {
+            Ok(program) if !returns.accepts(program.result_type()) => {
+                self.report.errors.push(LoadError::ResultType {
+                    at: self.ctx.at(rel),
+                    field: self.ctx.path(rel).to_string(),
+                    mismatch: Box::new(TypeMismatch {
+                        expression: source.to_owned(),
+                        expected: returns.describe(),
+                        found: program.result_type().to_string(),
+                    }),
+                });
+                None
+            }
             Ok(program) => {
                 self.body.uses_impact |= program.uses(Root::Impact);
                 self.body.impact_fields = self.body.impact_fields.union(ImpactFields::read_by(&program));
@@ -332,5 +366,40 @@ mod tests {
         assert!(!is_qualified_name("Example.com/x"));
         assert!(is_annotation_key("allow-disruption"));
         assert!(!is_annotation_key("a/b"));
+    }
+}
+
+/// The result types Kubernetes accepts from an expression, by the field that holds it.
+#[derive(Debug, Clone, Copy)]
+enum Returns {
+    /// `validations[].expression`, `matchConditions[].expression`: exactly `bool` (a `dyn`
+    /// result such as `object.spec.enabled` is refused, as kube-apiserver refuses it).
+    Bool,
+    /// `messageExpression`.
+    String,
+    /// `auditAnnotations[].valueExpression`.
+    StringOrNull,
+    /// `variables[].expression`.
+    Any,
+}
+
+impl Returns {
+    fn accepts(self, t: &ExprType) -> bool {
+        match self {
+            Returns::Bool => *t == ExprType::Bool,
+            Returns::String => *t == ExprType::String,
+            Returns::StringOrNull => matches!(t, ExprType::String | ExprType::Null),
+            Returns::Any => true,
+        }
+    }
+
+    /// As Kubernetes words it.
+    fn describe(self) -> &'static str {
+        match self {
+            Returns::Bool => "bool",
+            Returns::String => "string",
+            Returns::StringOrNull => "one of [string null_type]",
+            Returns::Any => "any type",
+        }
     }
 }

@@ -64,6 +64,16 @@ pub enum LoadError {
         error: Box<CompileError>,
     },
 
+    /// An expression whose type is not what its field requires (a validation that is not a
+    /// `bool`, a messageExpression that is not a `string`), as kube-apiserver refuses it.
+    #[error("{at}: {field}: Invalid value: {:?}: must evaluate to {} (its type is {})", mismatch.expression, mismatch.expected, mismatch.found)]
+    #[diagnostic(code(suture::load::result_type))]
+    ResultType {
+        at: SourceRef,
+        field: String,
+        mismatch: Box<TypeMismatch>,
+    },
+
     /// A binding names a policy that was not loaded.
     #[error("{at}: binding `{binding}`: spec.policyName: no policy named `{policy}` was loaded")]
     #[diagnostic(code(suture::load::unknown_policy))]
@@ -108,6 +118,16 @@ impl fmt::Display for Many<'_> {
     }
 }
 
+/// An expression and the type its field requires, when the checker found another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeMismatch {
+    pub expression: String,
+    /// As Kubernetes words it: `bool`, `string`, `one of [string null_type]`.
+    pub expected: &'static str,
+    /// The type the checker found.
+    pub found: String,
+}
+
 impl LoadError {
     /// One error from several: nothing when empty, the error itself when alone.
     pub(crate) fn from_many(mut errors: Vec<LoadError>) -> Option<LoadError> {
@@ -144,6 +164,7 @@ impl LoadError {
             | LoadError::Invalid { at, .. }
             | LoadError::UnknownKind { at, .. }
             | LoadError::Compile { at, .. }
+            | LoadError::ResultType { at, .. }
             | LoadError::UnknownPolicy { at, .. }
             | LoadError::Duplicate { at, .. } => Some(at),
             LoadError::Many(errors) => errors.iter().find_map(LoadError::source_ref),
@@ -153,7 +174,9 @@ impl LoadError {
     /// The field path the (first) problem is about, when there is one.
     pub fn field(&self) -> Option<&str> {
         match self {
-            LoadError::Invalid { field, .. } | LoadError::Compile { field, .. } => Some(field),
+            LoadError::Invalid { field, .. }
+            | LoadError::Compile { field, .. }
+            | LoadError::ResultType { field, .. } => Some(field),
             LoadError::UnknownPolicy { .. } => Some("spec.policyName"),
             LoadError::Duplicate { .. } => Some("metadata.name"),
             LoadError::Many(errors) => errors.iter().find_map(LoadError::field),

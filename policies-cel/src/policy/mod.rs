@@ -18,7 +18,7 @@ mod scalar;
 mod source;
 pub mod vap;
 
-pub use error::LoadError;
+pub use error::{LoadError, TypeMismatch};
 pub use load::{Loader, load_paths};
 pub use model::{
     Action, AuditAnnotation, Binding, EvalOptions, FailurePolicy, MatchCondition, NamedExpr, ParamRefSpec,

@@ -19,8 +19,9 @@ static LIBRARY: LazyLock<Context<'static>> = LazyLock::new(|| Context::default()
 
 const ARG_NAMES: [&str; 8] = ["@0", "@1", "@2", "@3", "@4", "@5", "@6", "@7"];
 
-/// Function names the bridge can call: the `cel` crate's library and `kube-cel`'s, less what
-/// is implemented natively (time accessors, `matches`, `format`, `sum`, the string positions,
+/// Function names the bridge calls: of the `cel` crate's library and `kube-cel`'s, those the
+/// Kubernetes environment declares (the type checker refuses the others), less what is
+/// implemented natively (time accessors, `matches`, `format`, `sum`, the string positions,
 /// and the URL, semver and named-format libraries: see their modules for what `kube-cel` gets
 /// wrong).
 const KNOWN: &[&str] = &[
@@ -45,8 +46,6 @@ const KNOWN: &[&str] = &[
     "strings.quote",
     // lists
     "isSorted",
-    "first",
-    "last",
     "distinct",
     "lists.range",
     // sets
@@ -61,8 +60,6 @@ const KNOWN: &[&str] = &[
     "cidr",
     "isIP",
     "isCIDR",
-    "isCIDRv4",
-    "isCIDRv6",
     "ip.isCanonical",
     "family",
     "isUnspecified",
@@ -74,8 +71,6 @@ const KNOWN: &[&str] = &[
     "containsCIDR",
     "masked",
     "prefixLength",
-    "isIPv4",
-    "isIPv6",
     // quantity
     "quantity",
     "isQuantity",
@@ -88,28 +83,6 @@ const KNOWN: &[&str] = &[
     "isGreaterThan",
     "isLessThan",
     "compareTo",
-    // misc
-    "jsonpatch.escapeKey",
-    "base64.encode",
-    "base64.decode",
-    "math.abs",
-    "math.bitAnd",
-    "math.bitNot",
-    "math.bitOr",
-    "math.bitShiftLeft",
-    "math.bitShiftRight",
-    "math.bitXor",
-    "math.ceil",
-    "math.floor",
-    "math.greatest",
-    "math.isFinite",
-    "math.isInf",
-    "math.isNaN",
-    "math.least",
-    "math.round",
-    "math.sign",
-    "math.sqrt",
-    "math.trunc",
 ];
 
 /// True when `name` (possibly namespaced, e.g. `sets.contains`) is a library function.

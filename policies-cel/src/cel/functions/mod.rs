@@ -34,6 +34,11 @@ pub(crate) enum Builtin {
     Bool,
     /// `type(x)`.
     Type,
+    /// `timestamp(x)`: of a string (through the library), of seconds since the epoch, of a
+    /// timestamp.
+    Timestamp,
+    /// `duration(x)`: of a string (through the library), of a duration.
+    Duration,
     Join,
     LowerAscii,
     UpperAscii,
@@ -97,6 +102,8 @@ impl Builtin {
             ("double", false, 1) => Double,
             ("bool", false, 1) => Bool,
             ("type", false, 1) => Type,
+            ("timestamp", false, 1) => Timestamp,
+            ("duration", false, 1) => Duration,
             ("join", true, 0 | 1) => Join,
             ("lowerAscii", true, 0) => LowerAscii,
             ("upperAscii", true, 0) => UpperAscii,

@@ -53,6 +53,12 @@ pub(crate) fn call(
         Uint => to_uint(this),
         Double => to_double(this),
         Type => Ok(types::type_of(&this)),
+        Timestamp => to_timestamp(this, budget),
+        Duration => match this {
+            Value::Duration(_) => Ok(this),
+            Value::String(_) => DURATION_OF_STRING.call(None, vec![this], budget),
+            other => Err(overload(builtin, &other)),
+        },
         Bool => match &this {
             Value::Bool(_) => Ok(this),
             // Go's strconv.ParseBool, as cel-go.
@@ -323,6 +329,27 @@ fn quantity_is_integer(this: Value, budget: &Budget) -> Result<Value, EvalError>
     }
     let fits = QUANTITY_AS_INTEGER.call(Some(this), Vec::new(), budget).is_ok();
     Ok(Value::Bool(fits))
+}
+
+static TIMESTAMP_OF_STRING: LazyLock<BridgeCall> = LazyLock::new(|| BridgeCall::new("timestamp", false, 1));
+static DURATION_OF_STRING: LazyLock<BridgeCall> = LazyLock::new(|| BridgeCall::new("duration", false, 1));
+
+/// `timestamp(x)`: a timestamp as it is, seconds since the epoch (within cel-go's range, years 1
+/// to 9999), or an RFC 3339 string through the library.
+fn to_timestamp(value: Value, budget: &Budget) -> Result<Value, EvalError> {
+    // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in seconds since the epoch.
+    const RANGE: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
+    match value {
+        Value::Timestamp(_) => Ok(value),
+        Value::Int(seconds) => RANGE
+            .contains(&seconds)
+            .then(|| chrono::DateTime::from_timestamp(seconds, 0))
+            .flatten()
+            .map(|t| Value::Timestamp(t.fixed_offset()))
+            .ok_or(EvalError::Overflow("timestamp")),
+        Value::String(_) => TIMESTAMP_OF_STRING.call(None, vec![value], budget),
+        other => Err(EvalError::overload(format!("timestamp on {}", type_name(&other)))),
+    }
 }
 
 /// `string(x)` on a Kubernetes value (`ip`, `cidr`): their library's `x.string()`.

@@ -1,4 +1,5 @@
-//! The parsed expression the lint reasons about, with the byte offset of every node.
+//! A parsed expression with the byte offset of every node: where the lint's findings and the
+//! type checker's errors put their caret.
 //!
 //! The `cel` parser records each node's offset while it parses but hands that table out only
 //! with a parse error. So the expression is parsed twice: once as written (the tree), and once
@@ -43,7 +44,12 @@ impl Parsed {
     /// The byte offset of `node` in the source (0 when unknown). A call or macro is placed at
     /// its function's name rather than at its opening parenthesis.
     pub(crate) fn offset(&self, node: &IdedExpr) -> usize {
-        let offset = self.offsets.get(&node.id).copied().unwrap_or(0);
+        self.offset_of(node.id)
+    }
+
+    /// [`Parsed::offset`] of the node numbered `id`.
+    pub(crate) fn offset_of(&self, id: u64) -> usize {
+        let offset = self.offsets.get(&id).copied().unwrap_or(0);
         if self
             .source
             .get(offset..)

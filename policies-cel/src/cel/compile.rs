@@ -9,7 +9,7 @@ use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
 use crate::cel::check::{self, TypeError};
 use crate::cel::functions::{self, Builtin, bridge};
 use crate::cel::macros::{self, TwoVar, append_in_place, two_variable};
-use crate::cel::parsed::Parsed;
+use crate::cel::parsed::{Parsed, qualified_name};
 use crate::cel::position::{find_literal, find_word, parse_error};
 use crate::cel::quotes::rewrite_quote_escapes;
 use crate::cel::upstream::common::ast::{
@@ -102,18 +102,9 @@ impl Lowering<'_> {
 
     /// `a.b.c` as a dotted name, when `a` is not a local or a root variable.
     fn qualified_name(&self, expr: &IdedExpr) -> Option<String> {
-        match &expr.expr {
-            Expr::Ident(name) if self.local(name).is_none() && Root::from_name(name).is_none() => {
-                Some(name.clone())
-            }
-            Expr::Select(select) if !select.test => {
-                let mut prefix = self.qualified_name(&select.operand)?;
-                prefix.push('.');
-                prefix.push_str(&select.field);
-                Some(prefix)
-            }
-            _ => None,
-        }
+        qualified_name(expr, &|name| {
+            self.local(name).is_none() && Root::from_name(name).is_none()
+        })
     }
 
     fn lower(&mut self, expr: &IdedExpr) -> Result<Node, CompileError> {

@@ -65,6 +65,21 @@ impl Parsed {
     }
 }
 
+/// `a.b.c` as one dotted name, when it is made of selections on an identifier `is_free` accepts
+/// (one that names no variable, so that the whole may name a type or a namespaced function).
+pub(crate) fn qualified_name(expr: &IdedExpr, is_free: &dyn Fn(&str) -> bool) -> Option<String> {
+    match &expr.expr {
+        Expr::Ident(name) if is_free(name) => Some(name.clone()),
+        Expr::Select(select) if !select.test => {
+            let mut prefix = qualified_name(&select.operand, is_free)?;
+            prefix.push('.');
+            prefix.push_str(&select.field);
+            Some(prefix)
+        }
+        _ => None,
+    }
+}
+
 /// The offset table of `source`, from the error of a parse with a trailing `)`.
 fn offsets(source: &str) -> HashMap<u64, usize> {
     let Err(errors) = parser().parse(&format!("{source}\n)")) else {

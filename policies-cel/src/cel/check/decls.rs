@@ -442,15 +442,12 @@ fn parse_type(text: &str) -> Option<ExprType> {
             _ => None,
         };
     }
+    if let Some(t) = ExprType::primitive(text) {
+        return Some(t);
+    }
     Some(match text {
         "dyn" => ExprType::Dyn,
         "null" => ExprType::Null,
-        "bool" => ExprType::Bool,
-        "int" => ExprType::Int,
-        "uint" => ExprType::Uint,
-        "double" => ExprType::Double,
-        "string" => ExprType::String,
-        "bytes" => ExprType::Bytes,
         "duration" => ExprType::Duration,
         "timestamp" => ExprType::Timestamp,
         param if param.len() == 1 && param.as_bytes()[0].is_ascii_uppercase() => {

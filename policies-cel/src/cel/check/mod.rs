@@ -202,18 +202,9 @@ impl Checker<'_> {
     }
 
     fn qualified_name(&self, expr: &IdedExpr) -> Option<String> {
-        match &expr.expr {
-            Expr::Ident(name) if self.is_global(name) && Root::from_name(name).is_none() => {
-                Some(name.clone())
-            }
-            Expr::Select(select) if !select.test => {
-                let mut prefix = self.qualified_name(&select.operand)?;
-                prefix.push('.');
-                prefix.push_str(&select.field);
-                Some(prefix)
-            }
-            _ => None,
-        }
+        crate::cel::parsed::qualified_name(expr, &|name| {
+            self.is_global(name) && Root::from_name(name).is_none()
+        })
     }
 
     /// The type of `operand.field` (`operand.?field` when `optional`).
@@ -631,13 +622,10 @@ fn root_type(root: Root) -> ExprType {
 
 /// The type a type identifier (`int`, `net.IP`, `google.protobuf.Timestamp`) denotes.
 fn type_identifier(name: &str) -> Option<ExprType> {
+    if let Some(t) = ExprType::primitive(name) {
+        return Some(t);
+    }
     Some(match name {
-        "bool" => ExprType::Bool,
-        "int" => ExprType::Int,
-        "uint" => ExprType::Uint,
-        "double" => ExprType::Double,
-        "string" => ExprType::String,
-        "bytes" => ExprType::Bytes,
         "list" => ExprType::list(ExprType::Dyn),
         "map" => ExprType::map(ExprType::Dyn, ExprType::Dyn),
         "null_type" => ExprType::Null,

@@ -61,6 +61,19 @@ impl PartialEq for ObjectType {
 impl Eq for ObjectType {}
 
 impl ExprType {
+    /// The primitive type CEL names `name` (`bool`, `int`, `uint`, `double`, `string`, `bytes`).
+    pub(crate) fn primitive(name: &str) -> Option<Self> {
+        Some(match name {
+            "bool" => ExprType::Bool,
+            "int" => ExprType::Int,
+            "uint" => ExprType::Uint,
+            "double" => ExprType::Double,
+            "string" => ExprType::String,
+            "bytes" => ExprType::Bytes,
+            _ => return None,
+        })
+    }
+
     pub(crate) fn list(element: ExprType) -> Self {
         ExprType::List(Box::new(element))
     }

@@ -389,6 +389,59 @@ fn self_signed_renders_a_secret_that_the_ca_bundle_verifies() {
     }
 }
 
+/// A gateway outside the cluster: both webhooks call the URL (no Service reference), nothing
+/// in-cluster serves (no Deployment, Service or PDB), and the certificate names the URL's host.
+#[test]
+fn a_webhook_url_points_both_webhooks_at_a_gateway_outside_the_cluster() {
+    let manifests = manifests(&["--self-signed", "--webhook-url", "https://127.0.0.1:8443/"]);
+    assert!(!manifests.iter().any(|m| matches!(
+        m,
+        Manifest::Deployment(_) | Manifest::Service(_) | Manifest::PodDisruptionBudget(_)
+    )));
+    let secret = manifests
+        .iter()
+        .find_map(|m| match m {
+            Manifest::Secret(s) => Some(s),
+            _ => None,
+        })
+        .unwrap();
+    let data = secret.data.as_ref().unwrap();
+    let cert = String::from_utf8(data["tls.crt"].0.clone()).unwrap();
+    let webhooks = webhook_configuration(&manifests).webhooks.as_ref().unwrap();
+    assert_eq!(webhooks.len(), 2);
+    for webhook in webhooks {
+        let config = &webhook.client_config;
+        assert_eq!(config.url.as_deref(), Some("https://127.0.0.1:8443/validate"));
+        assert!(config.service.is_none());
+        let ca_bundle = String::from_utf8(config.ca_bundle.clone().unwrap().0).unwrap();
+        suture_plugin::install::tls::verify(&ca_bundle, &cert, "127.0.0.1").unwrap();
+    }
+}
+
+#[test]
+fn a_provided_certificate_must_name_the_webhook_urls_host() {
+    let material = suture_plugin::install::tls::self_signed("suture-system").unwrap();
+    let dir = common::temp_files(&[
+        ("ca.pem", &material.ca_pem),
+        ("tls.crt", &material.cert_pem),
+        ("tls.key", &material.key_pem),
+    ]);
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let out = suture()
+        .args([
+            "install",
+            "--webhook-url",
+            "https://10.0.0.5:8443",
+            "--ca-bundle",
+            &p("ca.pem"),
+        ])
+        .args(["--tls-cert", &p("tls.crt"), "--tls-key", &p("tls.key")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("10.0.0.5"), "{}", stderr(&out));
+}
+
 #[test]
 fn provided_certificates_are_checked_against_the_bundle() {
     let material = suture_plugin::install::tls::self_signed("suture-system").unwrap();
@@ -468,6 +521,9 @@ fn bad_flags_are_usage_errors() {
         &["-n", "kube-system"],
         &["--ca-bundle", "does-not-exist.pem"],
         &["--unknown"],
+        &["--webhook-url", "http://127.0.0.1:8443", "--self-signed"],
+        &["--webhook-url", "https://gw/x?debug=1", "--self-signed"],
+        &["--webhook-url", "https://127.0.0.1:8443"],
     ];
     for args in cases {
         let out = suture().arg("install").args(*args).output().unwrap();

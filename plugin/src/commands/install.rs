@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::exit::{Exit, Failure, OrExit};
-use crate::install::{self, FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, names};
+use crate::install::{self, FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, WebhookUrl, names};
 
 /// The webhook's failure policy, as the flag reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,6 +85,12 @@ pub struct InstallArgs {
     #[arg(long, value_name = "FILE", requires_all = ["ca_bundle", "tls_cert"])]
     pub tls_key: Option<PathBuf>,
 
+    /// Run the gateway outside the cluster (e.g. on the control-plane hosts) at this HTTPS base
+    /// URL: the webhooks call URL/validate, and no Deployment, Service or PDB is rendered. Needs
+    /// --self-signed (the certificate also names the URL's host) or --ca-bundle
+    #[arg(long, value_name = "URL", value_parser = parse_webhook_url)]
+    pub webhook_url: Option<WebhookUrl>,
+
     /// Write one file per object into DIR instead of one stream to stdout
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
@@ -99,6 +105,10 @@ Examples:
 
   # Without cert-manager: a generated CA and certificate, one file per object
   kubectl suture install --all-service-accounts --self-signed -o deploy/
+
+  # The gateway runs on the control-plane hosts, outside the cluster
+  kubectl suture install --service-account ops/db-operator --webhook-url https://10.0.0.5:8443 \\
+    --ca-bundle ca.pem --tls-cert tls.crt --tls-key tls.key
 
   # Availability first: admit requests unjudged while the gateway is down
   kubectl suture install --identity alice --failure-policy Ignore --timeout-seconds 3
@@ -120,6 +130,10 @@ fn parse_service_account(text: &str) -> Result<String, String> {
         }
         _ => Err(format!("`{text}` is not NAMESPACE/NAME")),
     }
+}
+
+fn parse_webhook_url(text: &str) -> Result<WebhookUrl, String> {
+    WebhookUrl::parse(text).map_err(|error| error.to_string())
 }
 
 fn parse_issuer(text: &str) -> Result<Option<IssuerRef>, Failure> {
@@ -162,7 +176,11 @@ fn read_pem(path: &PathBuf, what: &str) -> Result<String, Failure> {
 
 fn tls(args: &InstallArgs) -> Result<Tls, Failure> {
     if args.self_signed {
-        let material = install::tls::self_signed(&args.namespace).or_exit(Exit::Failure)?;
+        let mut names = names::service_dns_names(&args.namespace);
+        if let Some(url) = &args.webhook_url {
+            names.insert(0, url.host().to_owned());
+        }
+        let material = install::tls::self_signed_for(&names).or_exit(Exit::Failure)?;
         return Ok(Tls::Material(material));
     }
     if let Some(ca_bundle) = &args.ca_bundle {
@@ -170,9 +188,13 @@ fn tls(args: &InstallArgs) -> Result<Tls, Failure> {
         return Ok(match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => {
                 let cert_pem = read_pem(cert, "certificate")?;
-                // kube-apiserver calls `<service>.<namespace>.svc`: a certificate it would
-                // refuse is a usage error now rather than a webhook outage later.
-                let name = format!("{}.{}.svc", names::GATEWAY, args.namespace);
+                // kube-apiserver calls `<service>.<namespace>.svc` (or the webhook URL's
+                // host): a certificate it would refuse is a usage error now rather than a
+                // webhook outage later.
+                let name = match &args.webhook_url {
+                    Some(url) => url.host().to_owned(),
+                    None => format!("{}.{}.svc", names::GATEWAY, args.namespace),
+                };
                 install::tls::verify(&ca_pem, &cert_pem, &name)
                     .with_context(|| format!("--tls-cert {}", cert.display()))
                     .or_exit(Exit::Usage)?;
@@ -184,6 +206,12 @@ fn tls(args: &InstallArgs) -> Result<Tls, Failure> {
             }
             _ => Tls::CaBundle { ca_pem },
         });
+    }
+    if args.webhook_url.is_some() {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--webhook-url: a gateway outside the cluster needs --self-signed or --ca-bundle \
+             (cert-manager issues certificates for the in-cluster Service only)"
+        )));
     }
     Ok(Tls::CertManager {
         issuer: parse_issuer(args.cert_manager.as_deref().unwrap_or(""))?,
@@ -211,6 +239,7 @@ pub fn options(args: &InstallArgs) -> Result<InstallOptions, Failure> {
         },
         timeout_seconds: args.timeout_seconds,
         tls: tls(args)?,
+        webhook_url: args.webhook_url.clone(),
     })
 }
 

@@ -14,7 +14,7 @@ mod webhook;
 mod workload;
 
 pub use document::{Document, InstallError, stream};
-pub use options::{FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial};
+pub use options::{FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, WebhookUrl, WebhookUrlError};
 pub use parse::{Manifest, ParseError, parse_stream};
 pub use rbac::WATCHED;
 
@@ -83,25 +83,10 @@ pub fn render(options: &InstallOptions) -> Result<Vec<Document>, InstallError> {
             )?);
         }
     }
+    if options.webhook_url.is_none() {
+        documents.extend(in_cluster_workload(options)?);
+    }
     documents.extend([
-        Document::of(
-            "07-service.yaml",
-            "Service",
-            headers::SERVICE,
-            &workload::service(options),
-        )?,
-        Document::of(
-            "08-deployment.yaml",
-            "Deployment",
-            &headers::deployment(options),
-            &workload::deployment(options),
-        )?,
-        Document::of(
-            "09-poddisruptionbudget.yaml",
-            "PodDisruptionBudget",
-            headers::DISRUPTION_BUDGET,
-            &workload::disruption_budget(options),
-        )?,
         Document::of(
             "10-validatingwebhookconfiguration.yaml",
             "ValidatingWebhookConfiguration",
@@ -122,6 +107,31 @@ pub fn render(options: &InstallOptions) -> Result<Vec<Document>, InstallError> {
         )?,
     ]);
     Ok(documents)
+}
+
+/// The gateway as an in-cluster workload: its Service, Deployment and disruption budget (not
+/// rendered with a webhook URL: the gateway then runs outside the cluster).
+fn in_cluster_workload(options: &InstallOptions) -> Result<Vec<Document>, InstallError> {
+    Ok(vec![
+        Document::of(
+            "07-service.yaml",
+            "Service",
+            headers::SERVICE,
+            &workload::service(options),
+        )?,
+        Document::of(
+            "08-deployment.yaml",
+            "Deployment",
+            &headers::deployment(options),
+            &workload::deployment(options),
+        )?,
+        Document::of(
+            "09-poddisruptionbudget.yaml",
+            "PodDisruptionBudget",
+            headers::DISRUPTION_BUDGET,
+            &workload::disruption_budget(options),
+        )?,
+    ])
 }
 
 /// The install as one stream, with a header naming the command that rendered it.

@@ -81,6 +81,73 @@ pub struct InstallOptions {
     pub timeout_seconds: i32,
     /// Where the serving certificate comes from.
     pub tls: Tls,
+    /// The gateway runs outside the cluster (on the control-plane hosts, say) at this HTTPS URL:
+    /// the webhooks call it instead of the in-cluster Service, and no Deployment, Service or PDB
+    /// is rendered.
+    pub webhook_url: Option<WebhookUrl>,
+}
+
+/// An HTTPS URL kube-apiserver can call a webhook at: `https://host[:port][/path]`, with no user
+/// information, query or fragment (kube-apiserver refuses those).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookUrl {
+    base: String,
+    host: String,
+}
+
+/// Why a `--webhook-url` is not one kube-apiserver accepts.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WebhookUrlError {
+    /// Not an `https://` URL.
+    #[error("`{0}` is not an https:// URL (kube-apiserver calls webhooks over TLS only)")]
+    NotHttps(String),
+    /// No host after the scheme.
+    #[error("`{0}` names no host")]
+    NoHost(String),
+    /// User information, a query or a fragment.
+    #[error("`{0}` carries {1}, which kube-apiserver refuses in a webhook URL")]
+    Forbidden(String, &'static str),
+}
+
+impl WebhookUrl {
+    /// Reads `text`, the gateway's base URL; `/validate` is appended to its path.
+    pub fn parse(text: &str) -> Result<Self, WebhookUrlError> {
+        let rest = text
+            .strip_prefix("https://")
+            .ok_or_else(|| WebhookUrlError::NotHttps(text.to_owned()))?;
+        if rest.contains('?') {
+            return Err(WebhookUrlError::Forbidden(text.to_owned(), "a query"));
+        }
+        if rest.contains('#') {
+            return Err(WebhookUrlError::Forbidden(text.to_owned(), "a fragment"));
+        }
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        if authority.contains('@') {
+            return Err(WebhookUrlError::Forbidden(text.to_owned(), "user information"));
+        }
+        let host = match authority.strip_prefix('[') {
+            // An IPv6 literal: `[::1]:8443`.
+            Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+            None => authority.split(':').next().unwrap_or_default(),
+        };
+        if host.is_empty() {
+            return Err(WebhookUrlError::NoHost(text.to_owned()));
+        }
+        Ok(Self {
+            base: format!("https://{authority}{}", path.trim_end_matches('/')),
+            host: host.to_owned(),
+        })
+    }
+
+    /// The URL the judging and self-protection webhooks call.
+    pub fn validate(&self) -> String {
+        format!("{}/validate", self.base)
+    }
+
+    /// The host kube-apiserver verifies the serving certificate against (a DNS name or an IP).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
 }
 
 impl Default for InstallOptions {
@@ -95,6 +162,7 @@ impl Default for InstallOptions {
             failure_policy: FailurePolicy::default(),
             timeout_seconds: 5,
             tls: Tls::default(),
+            webhook_url: None,
         }
     }
 }
@@ -113,5 +181,48 @@ impl InstallOptions {
         } else {
             format!("{}ms", self.timeout_seconds.max(1) * 500)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn a_webhook_url_gets_the_validate_path_and_names_its_host() {
+        let url = WebhookUrl::parse("https://127.0.0.1:8443").unwrap();
+        assert_eq!(url.validate(), "https://127.0.0.1:8443/validate");
+        assert_eq!(url.host(), "127.0.0.1");
+        let url = WebhookUrl::parse("https://gw.example.com/suture/").unwrap();
+        assert_eq!(url.validate(), "https://gw.example.com/suture/validate");
+        assert_eq!(url.host(), "gw.example.com");
+        let url = WebhookUrl::parse("https://[::1]:9443").unwrap();
+        assert_eq!(url.host(), "::1");
+    }
+
+    #[test]
+    fn urls_kube_apiserver_refuses_are_refused() {
+        assert!(matches!(
+            WebhookUrl::parse("http://127.0.0.1:8443"),
+            Err(WebhookUrlError::NotHttps(_))
+        ));
+        assert!(matches!(
+            WebhookUrl::parse("https://:8443"),
+            Err(WebhookUrlError::NoHost(_))
+        ));
+        assert!(matches!(
+            WebhookUrl::parse("https://gw/x?a=b"),
+            Err(WebhookUrlError::Forbidden(_, "a query"))
+        ));
+        assert!(matches!(
+            WebhookUrl::parse("https://gw/x#top"),
+            Err(WebhookUrlError::Forbidden(_, "a fragment"))
+        ));
+        assert!(matches!(
+            WebhookUrl::parse("https://me:pw@gw"),
+            Err(WebhookUrlError::Forbidden(_, "user information"))
+        ));
     }
 }

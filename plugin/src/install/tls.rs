@@ -50,6 +50,11 @@ fn set_validity(params: &mut CertificateParams, years: i32) {
 /// A CA (10 years) and a serving certificate for the gateway's Service names signed by it
 /// (1 year: re-run `install --self-signed` to rotate, or use cert-manager).
 pub fn self_signed(namespace: &str) -> Result<TlsMaterial, rcgen::Error> {
+    self_signed_for(&names::service_dns_names(namespace))
+}
+
+/// A CA (10 years) and a serving certificate for `names` (DNS names or IP addresses) signed by it.
+pub fn self_signed_for(names: &[String]) -> Result<TlsMaterial, rcgen::Error> {
     let ca_key = KeyPair::generate()?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
@@ -62,10 +67,9 @@ pub fn self_signed(namespace: &str) -> Result<TlsMaterial, rcgen::Error> {
     let issuer = Issuer::new(ca_params, ca_key);
 
     let key = KeyPair::generate()?;
-    let dns_names = names::service_dns_names(namespace);
-    let mut params = CertificateParams::new(dns_names.clone())?;
+    let mut params = CertificateParams::new(names.to_vec())?;
     let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, dns_names.first().cloned().unwrap_or_default());
+    name.push(DnType::CommonName, names.first().cloned().unwrap_or_default());
     params.distinguished_name = name;
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];

@@ -37,15 +37,22 @@ fn client_config(options: &InstallOptions) -> WebhookClientConfig {
         Tls::CaBundle { ca_pem } => Some(ca_pem.as_str()),
         Tls::CertManager { .. } => None,
     };
+    let (service, url) = match &options.webhook_url {
+        Some(url) => (None, Some(url.validate())),
+        None => (
+            Some(ServiceReference {
+                namespace: options.namespace.clone(),
+                name: names::GATEWAY.to_owned(),
+                path: Some("/validate".to_owned()),
+                port: Some(443),
+            }),
+            None,
+        ),
+    };
     WebhookClientConfig {
-        service: Some(ServiceReference {
-            namespace: options.namespace.clone(),
-            name: names::GATEWAY.to_owned(),
-            path: Some("/validate".to_owned()),
-            port: Some(443),
-        }),
+        service,
+        url,
         ca_bundle: ca_bundle.map(|pem| ByteString(pem.as_bytes().to_vec())),
-        ..WebhookClientConfig::default()
     }
 }
 

@@ -60,7 +60,7 @@ pub struct SafetyPackParamsSpec {
 
 /// The SafetyPackParams CustomResourceDefinition.
 pub fn crd() -> CustomResourceDefinition {
-    SafetyPackParams::crd()
+    crate::crds::with_known_formats(SafetyPackParams::crd())
 }
 
 /// The CRD as the YAML committed in `policies-cel/crds/safetypackparams.yaml`.

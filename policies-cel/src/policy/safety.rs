@@ -167,7 +167,7 @@ pub enum SafetyFailurePolicy {
 
 /// The SafetyPolicy CustomResourceDefinition.
 pub fn crd() -> CustomResourceDefinition {
-    SafetyPolicy::crd()
+    crate::crds::with_known_formats(SafetyPolicy::crd())
 }
 
 /// The CRD as the YAML committed in `policies-cel/crds/safetypolicy.yaml`.

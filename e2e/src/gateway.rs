@@ -1,0 +1,221 @@
+//! The gateway registered for real: `kubectl suture install --webhook-url` rendered and applied
+//! with server-side apply (CRDs, RBAC, TLS Secret, webhook configuration, self-protection policy),
+//! and `suture-gateway` run on this host with a kubeconfig holding the install's own
+//! ServiceAccount token, so a verb the rendered ClusterRole lacks fails the suite.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+use kube::Api;
+use kube::api::PostParams;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::binaries;
+use crate::cluster::Cluster;
+use crate::control_plane::{Process, free_port, tail};
+use crate::kubeconfig::{self, Credentials};
+
+/// The gateway's namespace and names, as the install renders them by default.
+pub const NAMESPACE: &str = "suture-system";
+const NAME: &str = "suture-gateway";
+
+/// A gateway serving the cluster's webhook from this host.
+#[derive(Debug)]
+pub struct Gateway {
+    process: Option<Process>,
+    args: Vec<String>,
+    dir: PathBuf,
+    /// Plain-HTTP address of /healthz, /readyz and /metrics.
+    pub metrics: String,
+}
+
+/// Runs `kubectl` with the admin kubeconfig; an error carries its stderr.
+pub fn kubectl(cluster: &Cluster, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new(&cluster.kubectl)
+        .arg(format!("--kubeconfig={}", cluster.kubeconfig.display()))
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {}", cluster.kubectl.display()))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "kubectl {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A token for the ServiceAccount `namespace/name` (TokenRequest, one hour).
+pub async fn token(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<String> {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let request = TokenRequest {
+        spec: TokenRequestSpec {
+            expiration_seconds: Some(3600),
+            ..TokenRequestSpec::default()
+        },
+        ..TokenRequest::default()
+    };
+    let issued = accounts
+        .create_token_request(name, &PostParams::default(), &request)
+        .await
+        .with_context(|| format!("cannot request a token for {namespace}/{name}"))?;
+    Ok(issued.status.map(|s| s.token).unwrap_or_default())
+}
+
+/// A kubeconfig file for the ServiceAccount `namespace/name`, written into `dir`.
+pub async fn service_account_kubeconfig(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<PathBuf> {
+    let source = kube::config::Kubeconfig::read_from(&cluster.kubeconfig)?;
+    let entry = source
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .ok_or_else(|| anyhow::anyhow!("{} names no cluster", cluster.kubeconfig.display()))?;
+    let server = entry.server.unwrap_or_default();
+    let ca = match (entry.certificate_authority, entry.certificate_authority_data) {
+        (Some(file), _) => PathBuf::from(file),
+        (None, Some(data)) => {
+            let path = cluster.dir().join("cluster-ca.crt");
+            std::fs::write(&path, decode_base64(&data)?)?;
+            path
+        }
+        (None, None) => anyhow::bail!("{} names no CA", cluster.kubeconfig.display()),
+    };
+    let token = token(&cluster.client, namespace, name).await?;
+    let path = cluster.dir().join(format!("{namespace}-{name}.kubeconfig"));
+    kubeconfig::write(
+        &path,
+        &server,
+        &ca,
+        &format!("system:serviceaccount:{namespace}:{name}"),
+        &Credentials::Token(token),
+    )?;
+    Ok(path)
+}
+
+fn decode_base64(text: &str) -> anyhow::Result<Vec<u8>> {
+    let value = serde_json::Value::String(text.trim().to_owned());
+    let bytes: k8s_openapi::ByteString = serde_json::from_value(value).context("CA data is not base64")?;
+    Ok(bytes.0)
+}
+
+/// A plain HTTP GET on loopback: the status code and body.
+pub async fn http_get(address: &str, path: &str) -> anyhow::Result<(u16, String)> {
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").as_bytes())
+        .await?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await?;
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    Ok((status, body))
+}
+
+impl Gateway {
+    /// Renders and applies the install judging `service_accounts` (`ns/name`), and starts the
+    /// gateway on this host with the install's own credentials; returns once it is ready.
+    pub async fn install(cluster: &Cluster, service_accounts: &[&str]) -> anyhow::Result<Self> {
+        let dir = cluster.dir().join("gateway");
+        std::fs::create_dir_all(&dir)?;
+        let port = free_port()?;
+        let url = format!("https://{}:{port}", cluster.gateway_host);
+        let manifests = dir.join("manifests");
+        let mut render = Command::new(binaries::path("kubectl-suture")?);
+        render.args(["install", "--self-signed", "--webhook-url", &url, "-o"]).arg(&manifests);
+        for account in service_accounts {
+            render.args(["--service-account", account]);
+        }
+        let out = render.output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "kubectl suture install: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let applied = kubectl(
+            cluster,
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=suture-e2e",
+                "-f",
+                &manifests.display().to_string(),
+            ],
+        )?;
+        anyhow::ensure!(applied.contains("serverside-applied"), "apply: {applied}");
+        let secret: Secret = serde_yaml_ng::from_str(&std::fs::read_to_string(manifests.join("05-tls-secret.yaml"))?)?;
+        let data = secret.data.unwrap_or_default();
+        for file in ["tls.crt", "tls.key"] {
+            let bytes = data.get(file).ok_or_else(|| anyhow::anyhow!("the TLS Secret has no {file}"))?;
+            std::fs::write(dir.join(file), &bytes.0)?;
+        }
+        let kubeconfig = service_account_kubeconfig(cluster, NAMESPACE, NAME).await?;
+        let metrics = format!("127.0.0.1:{}", free_port()?);
+        let p = |path: &Path| path.display().to_string();
+        let args = vec![
+            format!("--listen=0.0.0.0:{port}"),
+            format!("--metrics-listen={metrics}"),
+            format!("--tls-cert={}", p(&dir.join("tls.crt"))),
+            format!("--tls-key={}", p(&dir.join("tls.key"))),
+            format!("--kubeconfig={}", p(&kubeconfig)),
+            "--decision-log=stdout".to_owned(),
+            format!("--protect-namespace={NAMESPACE}"),
+            format!("--protect-deployment={NAME}"),
+            format!("--protect-webhook={NAME}"),
+            "--poll-interval=500ms".to_owned(),
+        ];
+        let mut gateway = Self {
+            process: None,
+            args,
+            dir,
+            metrics,
+        };
+        gateway.start().await?;
+        Ok(gateway)
+    }
+
+    /// Starts (or restarts) the gateway process and waits for /readyz.
+    pub async fn start(&mut self) -> anyhow::Result<()> {
+        let process = Process::spawn("suture-gateway", &binaries::path("suture-gateway")?, &self.args, &self.dir)?;
+        self.process = Some(process);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Some(process) = &mut self.process {
+                process.check_alive()?;
+            }
+            if let Ok((200, _)) = http_get(&self.metrics, "/readyz").await {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        anyhow::bail!("the gateway was not ready in 60s:\n{}", self.log_tail(40))
+    }
+
+    /// Kills the gateway (a fault test).
+    pub fn kill(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.stop();
+        }
+    }
+
+    /// The end of the gateway's log.
+    pub fn log_tail(&self, lines: usize) -> String {
+        tail(&self.dir.join("suture-gateway.log"), lines)
+    }
+
+    /// The gateway's whole log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("suture-gateway.log")).unwrap_or_default()
+    }
+}

@@ -1,0 +1,166 @@
+//! Building scenes in the cluster: objects applied from YAML with the real kubectl (server-side
+//! apply, as the admin), operator identities (ServiceAccounts with broad RBAC, as operators
+//! have, and clients holding their tokens), and waits for the controllers to settle a scene.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use anyhow::Context;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kube::Api;
+use kube::api::ListParams;
+
+use crate::cluster::Cluster;
+use crate::gateway::service_account_kubeconfig;
+use crate::kubeconfig;
+use crate::simulator::TAINT_KEY;
+use crate::wait::{self, SETTLE};
+
+/// The toleration every test pod carries, so it lands on simulated nodes only.
+pub const TOLERATION: &str = "{key: e2e.suture.dev/simulated, operator: Exists}";
+
+/// Runs kubectl with `args`, `kubeconfig` (the admin's when `None`) and `input` on stdin.
+pub fn kubectl_with(
+    cluster: &Cluster,
+    kubeconfig: Option<&PathBuf>,
+    args: &[&str],
+    input: Option<&str>,
+) -> anyhow::Result<Output> {
+    let kubeconfig = kubeconfig.unwrap_or(&cluster.kubeconfig);
+    let mut child = Command::new(&cluster.kubectl)
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run {}", cluster.kubectl.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.unwrap_or_default().as_bytes())?;
+    }
+    Ok(child.wait_with_output()?)
+}
+
+/// Applies `yaml` as the admin (server-side apply); an error carries kubectl's stderr.
+pub fn apply(cluster: &Cluster, yaml: &str) -> anyhow::Result<()> {
+    let out = kubectl_with(
+        cluster,
+        None,
+        &["apply", "--server-side", "--field-manager=suture-e2e", "-f", "-"],
+        Some(yaml),
+    )?;
+    anyhow::ensure!(out.status.success(), "kubectl apply: {}", String::from_utf8_lossy(&out.stderr));
+    Ok(())
+}
+
+/// An operator identity: a ServiceAccount bound to `cluster-admin` (operators' RBAC is broad;
+/// Suture judges what they do with it).
+#[derive(Clone)]
+pub struct Operator {
+    /// `namespace/name`.
+    pub account: String,
+    /// A kubeconfig holding its token.
+    pub kubeconfig: PathBuf,
+    /// A client with its token.
+    pub client: kube::Client,
+}
+
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator").field("account", &self.account).finish_non_exhaustive()
+    }
+}
+
+/// Creates the ServiceAccount `namespace/name` with cluster-admin and a token for it.
+pub async fn operator(cluster: &Cluster, namespace: &str, name: &str) -> anyhow::Result<Operator> {
+    apply(
+        cluster,
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n---\n\
+             apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: {name}, namespace: {namespace}}}\n---\n\
+             apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n\
+             metadata: {{name: e2e-{namespace}-{name}}}\n\
+             roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}}\n\
+             subjects: [{{kind: ServiceAccount, name: {name}, namespace: {namespace}}}]\n"
+        ),
+    )?;
+    let kubeconfig = service_account_kubeconfig(cluster, namespace, name).await?;
+    let client = kubeconfig::client(&kubeconfig).await?;
+    Ok(Operator {
+        account: format!("{namespace}/{name}"),
+        kubeconfig,
+        client,
+    })
+}
+
+/// Waits until the StatefulSet has all its replicas Ready and every claim of it is Bound.
+pub async fn statefulset_ready(cluster: &Cluster, namespace: &str, name: &str) -> anyhow::Result<()> {
+    let sets: Api<StatefulSet> = Api::namespaced(cluster.client.clone(), namespace);
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(cluster.client.clone(), namespace);
+    wait::until(&format!("statefulset {namespace}/{name} ready"), SETTLE, || {
+        let (sets, claims) = (sets.clone(), claims.clone());
+        async move {
+            let set = sets.get(name).await?;
+            let want = set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            let ready = set.status.as_ref().and_then(|s| s.ready_replicas).unwrap_or(0);
+            if ready != want {
+                return Ok(Some(format!("{ready}/{want} ready")));
+            }
+            let unbound = claims
+                .list(&ListParams::default())
+                .await?
+                .items
+                .iter()
+                .filter(|c| c.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Bound"))
+                .count();
+            Ok((unbound > 0).then(|| format!("{unbound} claims not bound")))
+        }
+    })
+    .await
+}
+
+/// Waits until the Deployment has all its replicas available and updated.
+pub async fn deployment_ready(cluster: &Cluster, namespace: &str, name: &str) -> anyhow::Result<()> {
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), namespace);
+    wait::until(&format!("deployment {namespace}/{name} ready"), SETTLE, || {
+        let deployments = deployments.clone();
+        async move {
+            let d = deployments.get(name).await?;
+            let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            let status = d.status.unwrap_or_default();
+            let available = status.available_replicas.unwrap_or(0);
+            let updated = status.updated_replicas.unwrap_or(0);
+            let total = status.replicas.unwrap_or(0);
+            Ok((available != want || updated != want || total != want)
+                .then(|| format!("{available} available, {updated} updated, {total} total of {want}")))
+        }
+    })
+    .await
+}
+
+/// The names of the pods in `namespace` that run on simulated nodes and are Ready.
+pub async fn ready_pods(cluster: &Cluster, namespace: &str) -> anyhow::Result<Vec<String>> {
+    let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
+    let mut names: Vec<String> = pods
+        .list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .filter(|p| {
+            p.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        })
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Whether a node label marks it as simulated (for tests that count nodes).
+pub fn is_simulated(labels: &std::collections::BTreeMap<String, String>) -> bool {
+    labels.contains_key(TAINT_KEY)
+}

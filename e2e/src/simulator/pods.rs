@@ -1,0 +1,200 @@
+//! The kubelet and scheduler part of the simulation, driven by a watch on every pod: a pending
+//! pod that fits a simulated node is bound to it (`pods/binding`); a pod bound to a simulated node
+//! is reported Running, and Ready unless its `e2e.suture.dev/ready: "false"` annotation says
+//! otherwise (flipping the annotation flips readiness, for readiness scenarios); a pod with a
+//! deletionTimestamp on a simulated node is finished with grace 0, as a kubelet confirms that its
+//! containers stopped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Binding, Node, Pod};
+use kube::Api;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::watcher;
+use serde_json::json;
+
+use crate::simulator::placement;
+
+/// The annotation that makes a simulated pod Running but not Ready.
+pub const READY_ANNOTATION: &str = "e2e.suture.dev/ready";
+
+/// Pod IPs handed out by the simulation (10.244.0.0/16).
+static NEXT_IP: AtomicU32 = AtomicU32::new(1);
+
+fn next_ip() -> String {
+    let n = NEXT_IP.fetch_add(1, Ordering::Relaxed);
+    format!("10.244.{}.{}", (n / 250) % 250, n % 250 + 1)
+}
+
+fn now() -> String {
+    k8s_openapi::jiff::Timestamp::now().to_string()
+}
+
+fn wants_ready(pod: &Pod) -> bool {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(READY_ANNOTATION))
+        .is_none_or(|value| value != "false")
+}
+
+fn condition(pod: &Pod, kind: &str) -> Option<String> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == kind)
+        .map(|c| c.status.clone())
+}
+
+fn running_status(pod: &Pod, ready: bool, ip: &str, host_ip: &str) -> serde_json::Value {
+    let now = now();
+    let ready = if ready { "True" } else { "False" };
+    let containers: Vec<serde_json::Value> = pod
+        .spec
+        .as_ref()
+        .map(|spec| spec.containers.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name, "image": c.image.clone().unwrap_or_default(), "imageID": "",
+                "ready": ready == "True", "started": true, "restartCount": 0,
+                "state": {"running": {"startedAt": now}},
+            })
+        })
+        .collect();
+    let start = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.start_time.as_ref())
+        .map_or_else(|| now.clone(), |t| t.0.to_string());
+    json!({"status": {
+        "phase": "Running",
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": start,
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+            {"type": "Initialized", "status": "True", "lastTransitionTime": now},
+            {"type": "ContainersReady", "status": ready, "lastTransitionTime": now},
+            {"type": "Ready", "status": ready, "lastTransitionTime": now},
+        ],
+        "containerStatuses": containers,
+    }})
+}
+
+/// What the simulation does with one pod it sees.
+struct Kubelet {
+    client: kube::Client,
+    nodes: BTreeSet<String>,
+    host_ips: BTreeMap<String, String>,
+    load: BTreeMap<String, usize>,
+}
+
+impl Kubelet {
+    async fn handle(&mut self, pod: &Pod) -> anyhow::Result<()> {
+        let (Some(name), Some(namespace)) = (pod.metadata.name.as_deref(), pod.metadata.namespace.as_deref())
+        else {
+            return Ok(());
+        };
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+        let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        if pod.metadata.deletion_timestamp.is_some() {
+            if node_name.as_ref().is_some_and(|n| self.nodes.contains(n)) {
+                let params = DeleteParams {
+                    grace_period_seconds: Some(0),
+                    preconditions: Some(Preconditions {
+                        uid: pod.metadata.uid.clone(),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                let _ = pods.delete(name, &params).await;
+            }
+            return Ok(());
+        }
+        let phase = pod.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default();
+        if matches!(phase.as_str(), "Succeeded" | "Failed") {
+            return Ok(());
+        }
+        match node_name {
+            None => self.bind(&pods, pod, name).await,
+            Some(node) if self.nodes.contains(&node) => {
+                let ready = wants_ready(pod);
+                let want = if ready { "True" } else { "False" };
+                if phase != "Running" || condition(pod, "Ready").as_deref() != Some(want) {
+                    let ip = pod
+                        .status
+                        .as_ref()
+                        .and_then(|s| s.pod_ip.clone())
+                        .unwrap_or_else(next_ip);
+                    let host_ip = self.host_ips.get(&node).cloned().unwrap_or_default();
+                    let status = running_status(pod, ready, &ip, &host_ip);
+                    pods.patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+                        .await?;
+                }
+                Ok(())
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    async fn bind(&mut self, pods: &Api<Pod>, pod: &Pod, name: &str) -> anyhow::Result<()> {
+        let nodes: Vec<Node> = Api::<Node>::all(self.client.clone())
+            .list(&ListParams::default().labels(crate::simulator::nodes::TAINT_KEY))
+            .await?
+            .items;
+        let Some(node) = placement::choose(pod, &nodes, &self.load) else {
+            return Ok(());
+        };
+        let node_name = node.metadata.name.clone().unwrap_or_default();
+        let binding: Binding = serde_json::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "uid": pod.metadata.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }))?;
+        let bound: Result<serde_json::Value, _> = pods
+            .create_subresource("binding", name, &PostParams::default(), &binding)
+            .await;
+        if bound.is_ok() {
+            *self.load.entry(node_name).or_default() += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Acts on every pod event forever, restarting the watch after errors.
+pub async fn run(client: kube::Client, nodes: Vec<(String, String)>) {
+    let mut kubelet = Kubelet {
+        client: client.clone(),
+        nodes: nodes.iter().map(|(name, _)| name.clone()).collect(),
+        host_ips: nodes.into_iter().collect(),
+        load: BTreeMap::new(),
+    };
+    let pods: Api<Pod> = Api::all(client);
+    let mut events = watcher(pods, watcher::Config::default()).boxed();
+    while let Some(event) = events.next().await {
+        let pod = match event {
+            Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => pod,
+            Ok(_) => continue,
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        if let Err(error) = kubelet.handle(&pod).await {
+            eprintln!(
+                "node simulator: pod {}/{}: {error:#}",
+                pod.metadata.namespace.as_deref().unwrap_or_default(),
+                pod.metadata.name.as_deref().unwrap_or_default()
+            );
+        }
+    }
+}

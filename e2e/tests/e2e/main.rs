@@ -1,0 +1,17 @@
+//! The end-to-end suite: Suture's gateway registered in a real control plane, judging operators'
+//! requests as kube-apiserver sends them. See `suture_e2e::cluster` for how the cluster is taken
+//! and `suture_e2e::simulator` for the one simulated part.
+
+mod admission;
+mod control_plane;
+
+use std::process::ExitCode;
+
+use suture_e2e::harness::{self, Test};
+
+fn main() -> ExitCode {
+    let mut tests: Vec<Test> = Vec::new();
+    tests.extend(control_plane::TESTS);
+    tests.extend(admission::TESTS);
+    harness::main(&tests)
+}

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::control_plane::{Binaries, ControlPlane};
+use crate::gateway::Gateway;
 use crate::kubeconfig;
 use crate::simulator::NodeSimulator;
 
@@ -35,6 +36,8 @@ pub struct Cluster {
     pub gateway_host: String,
     /// The simulated nodes.
     pub simulator: NodeSimulator,
+    /// The gateway, once a test installed it (it then serves every later test).
+    pub gateway: Option<Gateway>,
     // Dropped after the simulator: stops the processes it started, then removes the run directory.
     control_plane: Option<ControlPlane>,
     dir: tempfile::TempDir,
@@ -56,19 +59,26 @@ impl Cluster {
             .prefix("suture-e2e-")
             .tempdir()
             .context("cannot create the run directory")?;
-        let (kubeconfig, kubectl, control_plane, gateway_host) =
-            if let Some(path) = std::env::var_os("SUTURE_E2E_KUBECONFIG") {
-                let kubectl = std::env::var_os("SUTURE_E2E_KUBECTL").map_or_else(|| PathBuf::from("kubectl"), PathBuf::from);
-                let host = std::env::var("SUTURE_E2E_GATEWAY_HOST").unwrap_or_else(|_| "127.0.0.1".to_owned());
-                (PathBuf::from(path), kubectl, None, host)
-            } else if let Some(bin) = std::env::var_os("SUTURE_E2E_K8S_BIN") {
-                let binaries = Binaries::in_dir(Path::new(&bin))?;
-                let kubectl = binaries.kubectl.clone();
-                let plane = ControlPlane::start(binaries, dir.path()).await?;
-                (plane.admin_kubeconfig.clone(), kubectl, Some(plane), "127.0.0.1".to_owned())
-            } else {
-                return Ok(None);
-            };
+        let (kubeconfig, kubectl, control_plane, gateway_host) = if let Some(path) =
+            std::env::var_os("SUTURE_E2E_KUBECONFIG")
+        {
+            let kubectl = std::env::var_os("SUTURE_E2E_KUBECTL")
+                .map_or_else(|| PathBuf::from("kubectl"), PathBuf::from);
+            let host = std::env::var("SUTURE_E2E_GATEWAY_HOST").unwrap_or_else(|_| "127.0.0.1".to_owned());
+            (PathBuf::from(path), kubectl, None, host)
+        } else if let Some(bin) = std::env::var_os("SUTURE_E2E_K8S_BIN") {
+            let binaries = Binaries::in_dir(Path::new(&bin))?;
+            let kubectl = binaries.kubectl.clone();
+            let plane = ControlPlane::start(binaries, dir.path()).await?;
+            (
+                plane.admin_kubeconfig.clone(),
+                kubectl,
+                Some(plane),
+                "127.0.0.1".to_owned(),
+            )
+        } else {
+            return Ok(None);
+        };
         let client = kubeconfig::client(&kubeconfig).await?;
         let simulator = NodeSimulator::start(client.clone(), SIMULATED_NODES)
             .await
@@ -79,6 +89,7 @@ impl Cluster {
             client,
             gateway_host,
             simulator,
+            gateway: None,
             control_plane,
             dir,
         }))

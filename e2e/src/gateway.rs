@@ -19,6 +19,18 @@ use crate::cluster::Cluster;
 use crate::control_plane::{Process, free_port, tail};
 use crate::kubeconfig::{self, Credentials};
 
+/// The operator identities the suite's install judges (`namespace/name`).
+pub const JUDGED: &[&str] = &["e2e-operators/db-operator", "e2e-operators/web-operator"];
+
+/// Installs and starts the gateway judging [`JUDGED`] unless a test already did.
+pub async fn ensure(cluster: &mut Cluster) -> anyhow::Result<()> {
+    if cluster.gateway.is_none() {
+        let gateway = Gateway::install(cluster, JUDGED).await?;
+        cluster.gateway = Some(gateway);
+    }
+    Ok(())
+}
+
 /// The gateway's namespace and names, as the install renders them by default.
 pub const NAMESPACE: &str = "suture-system";
 const NAME: &str = "suture-gateway";
@@ -119,7 +131,10 @@ pub async fn http_get(address: &str, path: &str) -> anyhow::Result<(u16, String)
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or(0);
-    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
     Ok((status, body))
 }
 
@@ -133,7 +148,9 @@ impl Gateway {
         let url = format!("https://{}:{port}", cluster.gateway_host);
         let manifests = dir.join("manifests");
         let mut render = Command::new(binaries::path("kubectl-suture")?);
-        render.args(["install", "--self-signed", "--webhook-url", &url, "-o"]).arg(&manifests);
+        render
+            .args(["install", "--self-signed", "--webhook-url", &url, "-o"])
+            .arg(&manifests);
         for account in service_accounts {
             render.args(["--service-account", account]);
         }
@@ -154,10 +171,13 @@ impl Gateway {
             ],
         )?;
         anyhow::ensure!(applied.contains("serverside-applied"), "apply: {applied}");
-        let secret: Secret = serde_yaml_ng::from_str(&std::fs::read_to_string(manifests.join("05-tls-secret.yaml"))?)?;
+        let secret: Secret =
+            serde_yaml_ng::from_str(&std::fs::read_to_string(manifests.join("05-tls-secret.yaml"))?)?;
         let data = secret.data.unwrap_or_default();
         for file in ["tls.crt", "tls.key"] {
-            let bytes = data.get(file).ok_or_else(|| anyhow::anyhow!("the TLS Secret has no {file}"))?;
+            let bytes = data
+                .get(file)
+                .ok_or_else(|| anyhow::anyhow!("the TLS Secret has no {file}"))?;
             std::fs::write(dir.join(file), &bytes.0)?;
         }
         let kubeconfig = service_account_kubeconfig(cluster, NAMESPACE, NAME).await?;
@@ -187,7 +207,12 @@ impl Gateway {
 
     /// Starts (or restarts) the gateway process and waits for /readyz.
     pub async fn start(&mut self) -> anyhow::Result<()> {
-        let process = Process::spawn("suture-gateway", &binaries::path("suture-gateway")?, &self.args, &self.dir)?;
+        let process = Process::spawn(
+            "suture-gateway",
+            &binaries::path("suture-gateway")?,
+            &self.args,
+            &self.dir,
+        )?;
         self.process = Some(process);
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
@@ -212,6 +237,27 @@ impl Gateway {
     /// The end of the gateway's log.
     pub fn log_tail(&self, lines: usize) -> String {
         tail(&self.dir.join("suture-gateway.log"), lines)
+    }
+
+    /// The policies that denied the latest judged request (not a dry run) for the object `name`
+    /// of `resource` (`statefulsets`, or `statefulsets/scale` for a subresource), from the
+    /// gateway's decision log (one JSON line per judged request; never object bodies).
+    pub fn last_denied_by(&self, resource: &str, name: &str) -> Vec<String> {
+        let resource_of = |entry: &serde_json::Value| {
+            let plural = entry["resource"]["resource"].as_str().unwrap_or_default();
+            match entry["resource"]["subresource"].as_str() {
+                Some(sub) if !sub.is_empty() => format!("{plural}/{sub}"),
+                _ => plural.to_owned(),
+            }
+        };
+        self.log()
+            .lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .find(|entry| entry["name"] == name && entry["dryRun"] == false && resource_of(entry) == resource)
+            .and_then(|entry| entry.get("deniedBy").cloned())
+            .and_then(|denied| serde_json::from_value(denied).ok())
+            .unwrap_or_default()
     }
 
     /// The gateway's whole log so far.

@@ -81,7 +81,9 @@ async fn run(tests: &[&Test]) -> ExitCode {
     let mut failed = Vec::new();
     for test in tests {
         let begun = Instant::now();
-        let outcome = std::panic::AssertUnwindSafe((test.run)(&mut cluster)).catch_unwind().await;
+        let outcome = std::panic::AssertUnwindSafe((test.run)(&mut cluster))
+            .catch_unwind()
+            .await;
         let seconds = begun.elapsed().as_secs_f64();
         match outcome {
             Ok(Ok(())) => println!("test {} ... ok ({seconds:.1}s)", test.name),
@@ -110,7 +112,11 @@ async fn run(tests: &[&Test]) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         let dir = cluster.keep_dir();
-        println!("e2e: failed: {}; logs kept in {}", failed.join(", "), dir.display());
+        println!(
+            "e2e: failed: {}; logs kept in {}",
+            failed.join(", "),
+            dir.display()
+        );
         ExitCode::FAILURE
     }
 }

@@ -16,7 +16,13 @@ pub enum Credentials {
 }
 
 /// Writes a one-context kubeconfig for `server` (trusting the CA file `ca`) to `path`.
-pub fn write(path: &Path, server: &str, ca: &Path, user: &str, credentials: &Credentials) -> anyhow::Result<()> {
+pub fn write(
+    path: &Path,
+    server: &str,
+    ca: &Path,
+    user: &str,
+    credentials: &Credentials,
+) -> anyhow::Result<()> {
     let user_entry = match credentials {
         Credentials::Certificate { cert, key } => json!({
             "client-certificate": cert,
@@ -40,8 +46,9 @@ pub fn write(path: &Path, server: &str, ca: &Path, user: &str, credentials: &Cre
 pub async fn client(path: &Path) -> anyhow::Result<kube::Client> {
     let kubeconfig = kube::config::Kubeconfig::read_from(path)
         .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
-        .await
-        .with_context(|| format!("cannot use the kubeconfig {}", path.display()))?;
+    let config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+            .await
+            .with_context(|| format!("cannot use the kubeconfig {}", path.display()))?;
     Ok(kube::Client::try_from(config)?)
 }

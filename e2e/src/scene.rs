@@ -51,7 +51,11 @@ pub fn apply(cluster: &Cluster, yaml: &str) -> anyhow::Result<()> {
         &["apply", "--server-side", "--field-manager=suture-e2e", "-f", "-"],
         Some(yaml),
     )?;
-    anyhow::ensure!(out.status.success(), "kubectl apply: {}", String::from_utf8_lossy(&out.stderr));
+    anyhow::ensure!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Ok(())
 }
 
@@ -69,7 +73,9 @@ pub struct Operator {
 
 impl std::fmt::Debug for Operator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Operator").field("account", &self.account).finish_non_exhaustive()
+        f.debug_struct("Operator")
+            .field("account", &self.account)
+            .finish_non_exhaustive()
     }
 }
 
@@ -163,4 +169,76 @@ pub async fn ready_pods(cluster: &Cluster, namespace: &str) -> anyhow::Result<Ve
 /// Whether a node label marks it as simulated (for tests that count nodes).
 pub fn is_simulated(labels: &std::collections::BTreeMap<String, String>) -> bool {
     labels.contains_key(TAINT_KEY)
+}
+
+/// Waits until the CustomResourceDefinition `name` is Established.
+pub async fn until_established(cluster: &Cluster, name: &str) -> anyhow::Result<()> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
+    wait::until(&format!("CRD {name} established"), SETTLE, || {
+        let crds = crds.clone();
+        async move {
+            let crd = crds.get(name).await?;
+            let established = crd
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            Ok((!established).then(|| "not established".to_owned()))
+        }
+    })
+    .await
+}
+
+/// Waits until the disruption controller reports `allowed` disruptions for the PDB, for its
+/// current generation.
+pub async fn pdb_settled(cluster: &Cluster, namespace: &str, name: &str, allowed: i32) -> anyhow::Result<()> {
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    let budgets: Api<PodDisruptionBudget> = Api::namespaced(cluster.client.clone(), namespace);
+    wait::until(
+        &format!("PDB {namespace}/{name} allows {allowed}"),
+        SETTLE,
+        || {
+            let budgets = budgets.clone();
+            async move {
+                let pdb = budgets.get(name).await?;
+                let status = pdb.status.unwrap_or_default();
+                let current = status.observed_generation == pdb.metadata.generation;
+                Ok((!current || status.disruptions_allowed != allowed)
+                    .then(|| format!("disruptionsAllowed {}", status.disruptions_allowed)))
+            }
+        },
+    )
+    .await
+}
+
+/// Waits until the gateway's live model holds the workloads of `namespace`: a dry-run delete of
+/// the namespace by `operator` is refused by the pack for what it holds (asked of the gateway through
+/// kube-apiserver, as every judged request is).
+pub async fn gateway_sees(cluster: &Cluster, operator: &Operator, namespace: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let namespaces: Api<Namespace> = Api::all(operator.client.clone());
+    let params = kube::api::DeleteParams {
+        dry_run: true,
+        ..kube::api::DeleteParams::default()
+    };
+    let _ = cluster;
+    wait::until(
+        &format!("the gateway's model to hold {namespace}"),
+        SETTLE,
+        || {
+            let (namespaces, params) = (namespaces.clone(), params.clone());
+            async move {
+                match namespaces.delete(namespace, &params).await {
+                    Err(kube::Error::Api(status)) if status.message.contains("SafetyPolicy 'suture-") => {
+                        Ok(None)
+                    }
+                    Err(other) => Ok(Some(other.to_string())),
+                    Ok(_) => Ok(Some("a dry-run delete was admitted".to_owned())),
+                }
+            }
+        },
+    )
+    .await
 }

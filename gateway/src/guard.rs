@@ -83,10 +83,17 @@ impl Protected {
 
     fn is_target_of(&self, request: &Request) -> bool {
         let admission = &request.admission;
+        let namespace = admission.namespace.as_deref().filter(|ns| !ns.is_empty());
+        // kube-apiserver sends a Namespace's own name as the request's namespace (seen against
+        // a real control plane in the e2e suite): a Namespace matches with or without it.
+        let namespace_matches = namespace == self.namespace.as_deref()
+            || (self.resource == "namespaces"
+                && self.namespace.is_none()
+                && namespace == Some(self.name.as_str()));
         admission.resource.group == self.group
             && admission.resource.resource == self.resource
             && admission.name == self.name
-            && admission.namespace.as_deref().filter(|ns| !ns.is_empty()) == self.namespace.as_deref()
+            && namespace_matches
     }
 }
 
@@ -510,6 +517,13 @@ mod tests {
             (
                 ("", "v1", "namespaces", "Namespace"),
                 None,
+                "suture-system",
+                "Namespace suture-system",
+            ),
+            // As kube-apiserver sends it: the Namespace's own name as the request's namespace.
+            (
+                ("", "v1", "namespaces", "Namespace"),
+                Some("suture-system"),
                 "suture-system",
                 "Namespace suture-system",
             ),

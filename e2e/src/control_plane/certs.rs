@@ -94,22 +94,26 @@ pub fn generate(dir: &Path) -> anyhow::Result<Pki> {
     let ca = write(dir, "ca.crt", &ca_cert.pem())?;
     let issuer = Issuer::new(ca_params, ca_key);
 
-    let leaf = |file: &str, sans: Vec<String>, cn: &str, org: Option<&str>, server: bool| -> anyhow::Result<Pair> {
-        let key = KeyPair::generate()?;
-        let mut params = CertificateParams::new(sans)?;
-        params.distinguished_name = named(cn, org);
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
-        params.extended_key_usages = vec![if server {
-            ExtendedKeyUsagePurpose::ServerAuth
-        } else {
-            ExtendedKeyUsagePurpose::ClientAuth
-        }];
-        let cert = params.signed_by(&key, &issuer)?;
-        Ok(Pair {
-            cert: write(dir, &format!("{file}.crt"), &cert.pem())?,
-            key: write(dir, &format!("{file}.key"), &key.serialize_pem())?,
-        })
-    };
+    let leaf =
+        |file: &str, sans: Vec<String>, cn: &str, org: Option<&str>, server: bool| -> anyhow::Result<Pair> {
+            let key = KeyPair::generate()?;
+            let mut params = CertificateParams::new(sans)?;
+            params.distinguished_name = named(cn, org);
+            params.key_usages = vec![
+                KeyUsagePurpose::DigitalSignature,
+                KeyUsagePurpose::KeyEncipherment,
+            ];
+            params.extended_key_usages = vec![if server {
+                ExtendedKeyUsagePurpose::ServerAuth
+            } else {
+                ExtendedKeyUsagePurpose::ClientAuth
+            }];
+            let cert = params.signed_by(&key, &issuer)?;
+            Ok(Pair {
+                cert: write(dir, &format!("{file}.crt"), &cert.pem())?,
+                key: write(dir, &format!("{file}.key"), &key.serialize_pem())?,
+            })
+        };
     let apiserver = leaf(
         "apiserver",
         APISERVER_NAMES.iter().map(|s| (*s).to_owned()).collect(),
@@ -117,7 +121,13 @@ pub fn generate(dir: &Path) -> anyhow::Result<Pki> {
         None,
         true,
     )?;
-    let admin = leaf("admin", Vec::new(), "suture-e2e-admin", Some("system:masters"), false)?;
+    let admin = leaf(
+        "admin",
+        Vec::new(),
+        "suture-e2e-admin",
+        Some("system:masters"),
+        false,
+    )?;
     let controller_manager = leaf(
         "controller-manager",
         Vec::new(),

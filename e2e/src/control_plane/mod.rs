@@ -34,7 +34,11 @@ impl Binaries {
     pub fn in_dir(dir: &Path) -> anyhow::Result<Self> {
         let find = |name: &str| -> anyhow::Result<PathBuf> {
             let path = dir.join(name);
-            anyhow::ensure!(path.exists(), "SUTURE_E2E_K8S_BIN={}: no `{name}` there", dir.display());
+            anyhow::ensure!(
+                path.exists(),
+                "SUTURE_E2E_K8S_BIN={}: no `{name}` there",
+                dir.display()
+            );
             Ok(path)
         };
         Ok(Self {
@@ -166,7 +170,10 @@ impl ControlPlane {
             format!("--tls-private-key-file={}", p(&self.pki.apiserver.key)),
             format!("--client-ca-file={}", p(&self.pki.ca)),
             format!("--service-account-key-file={}", p(&self.pki.service_account_pub)),
-            format!("--service-account-signing-key-file={}", p(&self.pki.service_account_key)),
+            format!(
+                "--service-account-signing-key-file={}",
+                p(&self.pki.service_account_key)
+            ),
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
             "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
             "--authorization-mode=RBAC".to_owned(),
@@ -230,7 +237,10 @@ impl ControlPlane {
             format!("--authentication-kubeconfig={kubeconfig}"),
             format!("--authorization-kubeconfig={kubeconfig}"),
             "--use-service-account-credentials=true".to_owned(),
-            format!("--service-account-private-key-file={}", p(&self.pki.service_account_key)),
+            format!(
+                "--service-account-private-key-file={}",
+                p(&self.pki.service_account_key)
+            ),
             format!("--root-ca-file={}", p(&self.pki.ca)),
             "--controllers=*".to_owned(),
             "--leader-elect=false".to_owned(),

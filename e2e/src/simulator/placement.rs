@@ -15,7 +15,10 @@ fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
         return false;
     }
     match toleration.operator.as_deref() {
-        Some("Exists") => toleration.key.as_deref().is_none_or(|key| key.is_empty() || key == taint.key),
+        Some("Exists") => toleration
+            .key
+            .as_deref()
+            .is_none_or(|key| key.is_empty() || key == taint.key),
         _ => {
             toleration.key.as_deref() == Some(taint.key.as_str())
                 && toleration.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or("")
@@ -34,8 +37,14 @@ fn requirement_holds(requirement: &NodeSelectorRequirement, value: Option<&str>)
             let (Some(v), Some(bound)) = (value.and_then(|v| v.parse::<i64>().ok()), values.first()) else {
                 return false;
             };
-            let Ok(bound) = bound.parse::<i64>() else { return false };
-            if requirement.operator == "Gt" { v > bound } else { v < bound }
+            let Ok(bound) = bound.parse::<i64>() else {
+                return false;
+            };
+            if requirement.operator == "Gt" {
+                v > bound
+            } else {
+                v < bound
+            }
         }
         _ => false,
     }
@@ -86,7 +95,10 @@ pub fn fits(pod: &Pod, node: &Node) -> bool {
         .and_then(|a| a.node_affinity.as_ref())
         .and_then(|a| a.required_during_scheduling_ignored_during_execution.as_ref());
     match required {
-        Some(selector) => selector.node_selector_terms.iter().any(|term| term_holds(term, node)),
+        Some(selector) => selector
+            .node_selector_terms
+            .iter()
+            .any(|term| term_holds(term, node)),
         None => true,
     }
 }
@@ -122,21 +134,39 @@ mod tests {
 
     #[test]
     fn a_pod_that_does_not_tolerate_the_simulation_taint_stays_pending() {
-        let nodes = vec![node("a", json!({}), json!([{"key": SIM, "value": "true", "effect": "NoSchedule"}]))];
+        let nodes = vec![node(
+            "a",
+            json!({}),
+            json!([{"key": SIM, "value": "true", "effect": "NoSchedule"}]),
+        )];
         let plain = pod(json!({"containers": []}));
         assert!(choose(&plain, &nodes, &BTreeMap::new()).is_none());
         let tolerant = pod(json!({"containers": [], "tolerations": [{"key": SIM, "operator": "Exists"}]}));
-        assert_eq!(choose(&tolerant, &nodes, &BTreeMap::new()).unwrap().metadata.name.as_deref(), Some("a"));
+        assert_eq!(
+            choose(&tolerant, &nodes, &BTreeMap::new())
+                .unwrap()
+                .metadata
+                .name
+                .as_deref(),
+            Some("a")
+        );
     }
 
     #[test]
     fn daemonset_pods_go_to_the_node_their_affinity_names() {
         let nodes = vec![node("a", json!({}), json!([])), node("b", json!({}), json!([]))];
         let pinned = pod(json!({"containers": [], "affinity": {"nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}
-            ]}}}}));
-        assert_eq!(choose(&pinned, &nodes, &BTreeMap::new()).unwrap().metadata.name.as_deref(), Some("b"));
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}
+        ]}}}}));
+        assert_eq!(
+            choose(&pinned, &nodes, &BTreeMap::new())
+                .unwrap()
+                .metadata
+                .name
+                .as_deref(),
+            Some("b")
+        );
     }
 
     #[test]
@@ -148,6 +178,9 @@ mod tests {
         ];
         let ssd = pod(json!({"containers": [], "nodeSelector": {"disk": "ssd"}}));
         let load = BTreeMap::from([("a".to_owned(), 3)]);
-        assert_eq!(choose(&ssd, &nodes, &load).unwrap().metadata.name.as_deref(), Some("b"));
+        assert_eq!(
+            choose(&ssd, &nodes, &load).unwrap().metadata.name.as_deref(),
+            Some("b")
+        );
     }
 }

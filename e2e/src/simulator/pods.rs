@@ -119,7 +119,11 @@ impl Kubelet {
             }
             return Ok(());
         }
-        let phase = pod.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default();
+        let phase = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default();
         if matches!(phase.as_str(), "Succeeded" | "Failed") {
             return Ok(());
         }

@@ -71,7 +71,11 @@ pub async fn provision(client: kube::Client) {
             }
         };
         let unbound = claim.spec.as_ref().is_none_or(|s| s.volume_name.is_none());
-        let pending = claim.status.as_ref().and_then(|s| s.phase.as_deref()).is_none_or(|p| p == "Pending");
+        let pending = claim
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .is_none_or(|p| p == "Pending");
         if claim.metadata.deletion_timestamp.is_some() || !unbound || !pending {
             continue;
         }
@@ -97,8 +101,15 @@ pub async fn reclaim(client: kube::Client) {
             }
         };
         let released = pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Released");
-        let delete = pv.spec.as_ref().and_then(|s| s.persistent_volume_reclaim_policy.as_deref()) == Some("Delete");
-        if released && delete && let Some(name) = pv.metadata.name.as_deref() {
+        let delete = pv
+            .spec
+            .as_ref()
+            .and_then(|s| s.persistent_volume_reclaim_policy.as_deref())
+            == Some("Delete");
+        if released
+            && delete
+            && let Some(name) = pv.metadata.name.as_deref()
+        {
             let _ = volumes.delete(name, &DeleteParams::default()).await;
         }
     }

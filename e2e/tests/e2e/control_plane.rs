@@ -11,57 +11,12 @@ use suture_e2e::harness::{Test, TestFuture};
 use suture_e2e::scene;
 use suture_e2e::wait::{self, SETTLE};
 
+use crate::scenes::database;
+
 pub const TESTS: [Test; 1] = [Test {
     name: "control_plane::controllers_and_simulator_settle_a_database_scene",
     run: controllers_and_simulator_settle_a_database_scene,
 }];
-
-/// A StatefulSet database with claims, a headless Service and a PDB, in `namespace`.
-pub fn database(namespace: &str, replicas: u32, min_available: u32) -> String {
-    format!(
-        r#"apiVersion: v1
-kind: Namespace
-metadata: {{name: {namespace}}}
----
-apiVersion: v1
-kind: Service
-metadata: {{name: db, namespace: {namespace}}}
-spec:
-  clusterIP: None
-  selector: {{app: db}}
-  ports: [{{port: 5432}}]
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {{name: db, namespace: {namespace}}}
-spec:
-  serviceName: db
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: db}}}}
-  template:
-    metadata: {{labels: {{app: db}}}}
-    spec:
-      tolerations: [{toleration}]
-      containers:
-      - name: postgres
-        image: postgres:16
-        volumeMounts: [{{name: data, mountPath: /var/lib/postgresql}}]
-  volumeClaimTemplates:
-  - metadata: {{name: data}}
-    spec:
-      accessModes: [ReadWriteOnce]
-      resources: {{requests: {{storage: 1Gi}}}}
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {{name: db, namespace: {namespace}}}
-spec:
-  minAvailable: {min_available}
-  selector: {{matchLabels: {{app: db}}}}
-"#,
-        toleration = scene::TOLERATION
-    )
-}
 
 fn controllers_and_simulator_settle_a_database_scene(cluster: &mut Cluster) -> TestFuture<'_> {
     Box::pin(async move {
@@ -90,12 +45,14 @@ fn controllers_and_simulator_settle_a_database_scene(cluster: &mut Cluster) -> T
             let budgets = budgets.clone();
             async move {
                 let status = budgets.get("db").await?.status.unwrap_or_default();
-                Ok((status.current_healthy != 3 || status.disruptions_allowed != 1).then(|| {
-                    format!(
-                        "currentHealthy {} disruptionsAllowed {}",
-                        status.current_healthy, status.disruptions_allowed
-                    )
-                }))
+                Ok(
+                    (status.current_healthy != 3 || status.disruptions_allowed != 1).then(|| {
+                        format!(
+                            "currentHealthy {} disruptionsAllowed {}",
+                            status.current_healthy, status.disruptions_allowed
+                        )
+                    }),
+                )
             }
         })
         .await?;

@@ -4,6 +4,7 @@
 
 mod admission;
 mod control_plane;
+mod scenes;
 
 use std::process::ExitCode;
 

@@ -11,7 +11,10 @@
 //! resourceVersion by the watcher itself, without an error and without a re-list.
 //!
 //! A resource the API server does not serve (404: a CRD not installed, or not yet established)
-//! counts as synced and empty, and is retried with the same backoff.
+//! counts as synced and empty, and is retried with the same backoff — after a few quick retries
+//! first: a CRD that has just been established is served a moment later (kube-apiserver answers
+//! `404 page not found` in between, seen against a real control plane), and until its instances
+//! are listed the model would not know them.
 
 use std::pin::pin;
 use std::sync::Arc;
@@ -75,6 +78,10 @@ impl<K: Watched> Watch<K> {
     }
 }
 
+/// Retries of a resource not (yet) served before the backoff takes over: 2 s in all.
+const QUICK_RETRIES: u32 = 20;
+const QUICK_RETRY_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Runs `watch` into `sink` for ever (until the future is dropped), re-listing with backoff
 /// after every error. The watch must have been registered with the model beforehand, with what
 /// it feeds ([`LiveModel::watch_registered`]), for readiness to wait for it and for its failures
@@ -82,6 +89,7 @@ impl<K: Watched> Watch<K> {
 pub async fn run<K: Watched>(watch: Watch<K>, model: Arc<LiveModel>, mut sink: impl Sink) {
     let mut backoff = DefaultBackoff::default();
     let mut absent = false;
+    let mut quick_retries = 0;
     loop {
         let error = session(&watch, &model, &mut sink, &mut backoff, absent).await;
         absent = is_not_found(&error);
@@ -99,7 +107,12 @@ pub async fn run<K: Watched>(watch: Watch<K>, model: Arc<LiveModel>, mut sink: i
                     "watch failed; re-listing after backoff");
             }
         }
-        let delay = backoff.next().unwrap_or(std::time::Duration::from_secs(30));
+        let delay = if absent && quick_retries < QUICK_RETRIES {
+            quick_retries += 1;
+            QUICK_RETRY_DELAY
+        } else {
+            backoff.next().unwrap_or(std::time::Duration::from_secs(30))
+        };
         tokio::time::sleep(delay).await;
     }
 }
@@ -169,7 +182,11 @@ fn is_expired(error: &watcher::Error) -> bool {
 fn is_not_found(error: &watcher::Error) -> bool {
     match error {
         watcher::Error::InitialListFailed(kube::Error::Api(status))
-        | watcher::Error::WatchStartFailed(kube::Error::Api(status)) => status.is_not_found(),
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status)) => {
+            // kube-apiserver's plain-text `404 page not found` (a resource not yet served) has no
+            // Status reason: the code says it.
+            status.is_not_found() || status.code == 404
+        }
         _ => false,
     }
 }

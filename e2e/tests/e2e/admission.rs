@@ -140,7 +140,9 @@ fn every_harmful_class_is_refused_and_the_cluster_is_unchanged(cluster: &mut Clu
                 let (probe, dry) = (probe.clone(), dry.clone());
                 async move {
                     Ok(match probe.delete("widgets.e2e.suture.dev", &dry).await {
-                        Err(kube::Error::Api(status)) if status.message.contains("SafetyPolicy 'suture-") => None,
+                        Err(kube::Error::Api(status)) if status.message.contains("SafetyPolicy 'suture-") => {
+                            None
+                        }
                         other => Some(format!("{other:?}")),
                     })
                 }

@@ -4,6 +4,8 @@
 
 mod admission;
 mod control_plane;
+mod faults;
+mod plugin;
 mod scenes;
 
 use std::process::ExitCode;
@@ -14,5 +16,7 @@ fn main() -> ExitCode {
     let mut tests: Vec<Test> = Vec::new();
     tests.extend(control_plane::TESTS);
     tests.extend(admission::TESTS);
+    tests.extend(plugin::TESTS);
+    tests.extend(faults::TESTS);
     harness::main(&tests)
 }

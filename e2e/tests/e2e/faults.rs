@@ -1,0 +1,110 @@
+//! Faults: the gateway killed (the judged identities' writes refused by failurePolicy Fail,
+//! everyone else untouched, admitted again once it is back, nothing admitted unjudged in between)
+//! and kube-apiserver restarted (the gateway's watches resume and its model is current again).
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::{DeleteParams, PostParams};
+use serde_json::json;
+use suture_e2e::Cluster;
+use suture_e2e::gateway;
+use suture_e2e::harness::{Test, TestFuture};
+use suture_e2e::scene;
+
+use crate::scenes;
+
+pub const TESTS: [Test; 2] = [
+    Test {
+        name: "faults::a_killed_gateway_fails_closed_for_operators_only",
+        run: a_killed_gateway_fails_closed_for_operators_only,
+    },
+    Test {
+        name: "faults::after_an_apiserver_restart_the_model_is_current_again",
+        run: after_an_apiserver_restart_the_model_is_current_again,
+    },
+];
+
+fn config_map(name: &str) -> anyhow::Result<ConfigMap> {
+    Ok(serde_json::from_value(
+        json!({"metadata": {"name": name}, "data": {"k": "v"}}),
+    )?)
+}
+
+fn a_killed_gateway_fails_closed_for_operators_only(cluster: &mut Cluster) -> TestFuture<'_> {
+    Box::pin(async move {
+        let op = scene::operator(cluster, "e2e-operators", "db-operator").await?;
+        gateway::ensure(cluster).await?;
+        let ns = "e2e-fault-gateway";
+        scene::apply(
+            cluster,
+            &format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n"),
+        )?;
+        let as_operator: Api<ConfigMap> = Api::namespaced(op.client.clone(), ns);
+        let as_admin: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), ns);
+        if let Some(gateway) = cluster.gateway.as_mut() {
+            gateway.kill();
+        }
+        let refused = as_operator
+            .create(&PostParams::default(), &config_map("while-down")?)
+            .await;
+        match refused {
+            Ok(_) => anyhow::bail!("an operator's write was admitted unjudged while the gateway was down"),
+            Err(kube::Error::Api(status)) => {
+                anyhow::ensure!(
+                    status.message.contains("failed calling webhook"),
+                    "{}",
+                    status.message
+                );
+                println!(
+                    "  operator refused while down: {}",
+                    status.message.lines().next().unwrap_or_default()
+                );
+            }
+            Err(other) => return Err(other.into()),
+        }
+        as_admin
+            .create(&PostParams::default(), &config_map("admin-while-down")?)
+            .await?;
+        if let Some(gateway) = cluster.gateway.as_mut() {
+            gateway.start().await?;
+        }
+        as_operator
+            .create(&PostParams::default(), &config_map("after-restart")?)
+            .await?;
+        anyhow::ensure!(as_admin.get_opt("while-down").await?.is_none());
+        println!("  admin untouched while down; operator admitted again after the restart");
+        Ok(())
+    })
+}
+
+fn after_an_apiserver_restart_the_model_is_current_again(cluster: &mut Cluster) -> TestFuture<'_> {
+    Box::pin(async move {
+        let op = scene::operator(cluster, "e2e-operators", "db-operator").await?;
+        gateway::ensure(cluster).await?;
+        let Some(plane) = cluster.control_plane() else {
+            println!("  skipped: the cluster is not the suite's own control plane");
+            return Ok(());
+        };
+        plane.restart_apiserver().await?;
+        // Made after the restart: only resumed watches can tell the gateway about it.
+        let ns = "e2e-fault-apiserver";
+        scene::apply(cluster, &scenes::database(ns, 3, 2))?;
+        scene::statefulset_ready(cluster, ns, "db").await?;
+        scene::gateway_sees(cluster, &op, ns).await?;
+        let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), ns);
+        match sets.delete("db", &DeleteParams::default()).await {
+            Ok(_) => anyhow::bail!("the StatefulSet made after the restart was deleted"),
+            Err(kube::Error::Api(status)) => {
+                anyhow::ensure!(
+                    status.message.contains("SafetyPolicy 'suture-"),
+                    "{}",
+                    status.message
+                )
+            }
+            Err(other) => return Err(other.into()),
+        }
+        println!("  kube-apiserver restarted; a StatefulSet made afterwards is judged from the model");
+        Ok(())
+    })
+}

@@ -1,0 +1,109 @@
+//! The plugin through the real kubectl: kubectl finds `kubectl-suture` on PATH, and `check` and
+//! `impact` against the live cluster agree with `check --cluster` on a `snapshot` of it.
+
+use std::process::Command;
+
+use suture_e2e::Cluster;
+use suture_e2e::binaries;
+use suture_e2e::harness::{Test, TestFuture};
+use suture_e2e::scene;
+
+use crate::scenes;
+
+pub const TESTS: [Test; 1] = [Test {
+    name: "plugin::kubectl_suture_live_and_on_a_snapshot_agree",
+    run: kubectl_suture_live_and_on_a_snapshot_agree,
+}];
+
+/// Runs the real kubectl with a PATH holding only `kubectl-suture` before the usual one (cargo's
+/// target directory also holds `kubectl-suture.d`, which `kubectl plugin list` would flag).
+fn kubectl(cluster: &Cluster, args: &[&str]) -> anyhow::Result<(i32, String, String)> {
+    let bin = cluster.dir().join("plugin-path");
+    let link = bin.join("kubectl-suture");
+    if !link.exists() {
+        std::fs::create_dir_all(&bin)?;
+        std::os::unix::fs::symlink(binaries::path("kubectl-suture")?, &link)?;
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(&cluster.kubectl)
+        .env("PATH", path)
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .args(args)
+        .output()?;
+    Ok((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+fn verdict(json: &str) -> anyhow::Result<(bool, Vec<String>)> {
+    let value: serde_json::Value = serde_json::from_str(json)?;
+    let allowed = value["allowed"].as_bool().unwrap_or(true);
+    let mut policies: Vec<String> = value["denials"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d["policy"].as_str().map(str::to_owned))
+        .collect();
+    policies.sort();
+    Ok((allowed, policies))
+}
+
+fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFuture<'_> {
+    Box::pin(async move {
+        let ns = "e2e-plugin";
+        scene::apply(cluster, &scenes::database(ns, 3, 2))?;
+        scene::statefulset_ready(cluster, ns, "db").await?;
+        let (code, out, err) = kubectl(cluster, &["plugin", "list"])?;
+        anyhow::ensure!(
+            code == 0 && out.contains("kubectl-suture"),
+            "plugin list: {out}{err}"
+        );
+        let check = [
+            "suture",
+            "check",
+            "delete",
+            "statefulset/db",
+            "-n",
+            ns,
+            "-o",
+            "json",
+        ];
+        let (code, live, err) = kubectl(cluster, &check)?;
+        anyhow::ensure!(code == 1, "live check exited {code}: {err}");
+        let live_verdict = verdict(&live)?;
+        anyhow::ensure!(!live_verdict.0 && !live_verdict.1.is_empty(), "live: {live}");
+        let (code, impact, err) = kubectl(
+            cluster,
+            &[
+                "suture",
+                "impact",
+                "delete",
+                "statefulset/db",
+                "-n",
+                ns,
+                "-o",
+                "json",
+            ],
+        )?;
+        anyhow::ensure!(code == 0, "impact exited {code}: {err}");
+        let impact: serde_json::Value = serde_json::from_str(&impact)?;
+        anyhow::ensure!(impact["summary"]["podsDisrupted"] == 3, "impact: {impact}");
+        let (code, snapshot, err) = kubectl(cluster, &["suture", "snapshot", "-A", "-o", "yaml"])?;
+        anyhow::ensure!(code == 0, "snapshot exited {code}: {err}");
+        let file = cluster.dir().join("snapshot.yaml");
+        std::fs::write(&file, snapshot)?;
+        let file = file.display().to_string();
+        let mut offline = check.to_vec();
+        offline.extend(["--cluster", &file]);
+        let (code, snap, err) = kubectl(cluster, &offline)?;
+        anyhow::ensure!(code == 1, "snapshot check exited {code}: {err}");
+        anyhow::ensure!(verdict(&snap)? == live_verdict, "live {live} vs snapshot {snap}");
+        println!(
+            "  live and snapshot verdicts agree: denied by {}",
+            live_verdict.1.join(", ")
+        );
+        Ok(())
+    })
+}

@@ -15,7 +15,6 @@ use kube::api::ListParams;
 use crate::cluster::Cluster;
 use crate::gateway::service_account_kubeconfig;
 use crate::kubeconfig;
-use crate::simulator::TAINT_KEY;
 use crate::wait::{self, SETTLE};
 
 /// The toleration every test pod carries, so it lands on simulated nodes only.
@@ -166,11 +165,6 @@ pub async fn ready_pods(cluster: &Cluster, namespace: &str) -> anyhow::Result<Ve
     Ok(names)
 }
 
-/// Whether a node label marks it as simulated (for tests that count nodes).
-pub fn is_simulated(labels: &std::collections::BTreeMap<String, String>) -> bool {
-    labels.contains_key(TAINT_KEY)
-}
-
 /// Waits until the CustomResourceDefinition `name` is Established.
 pub async fn until_established(cluster: &Cluster, name: &str) -> anyhow::Result<()> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -216,14 +210,13 @@ pub async fn pdb_settled(cluster: &Cluster, namespace: &str, name: &str, allowed
 /// Waits until the gateway's live model holds the workloads of `namespace`: a dry-run delete of
 /// the namespace by `operator` is refused by the pack for what it holds (asked of the gateway through
 /// kube-apiserver, as every judged request is).
-pub async fn gateway_sees(cluster: &Cluster, operator: &Operator, namespace: &str) -> anyhow::Result<()> {
+pub async fn gateway_sees(operator: &Operator, namespace: &str) -> anyhow::Result<()> {
     use k8s_openapi::api::core::v1::Namespace;
     let namespaces: Api<Namespace> = Api::all(operator.client.clone());
     let params = kube::api::DeleteParams {
         dry_run: true,
         ..kube::api::DeleteParams::default()
     };
-    let _ = cluster;
     wait::until(
         &format!("the gateway's model to hold {namespace}"),
         SETTLE,

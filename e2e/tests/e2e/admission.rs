@@ -125,8 +125,8 @@ fn every_harmful_class_is_refused_and_the_cluster_is_unchanged(cluster: &mut Clu
         scene::deployment_ready(cluster, pin_ns, "pinned").await?;
         scene::pdb_settled(cluster, web_ns, "web", 0).await?;
         // The gateway's model must have seen the scene before it is asked about it.
-        scene::gateway_sees(cluster, &op, db_ns).await?;
-        scene::gateway_sees(cluster, &web_op, web_ns).await?;
+        scene::gateway_sees(&op, db_ns).await?;
+        scene::gateway_sees(&web_op, web_ns).await?;
         // ...and the CRD's instances, listed once kube-apiserver serves the new resource.
         let dry = DeleteParams {
             dry_run: true,
@@ -331,7 +331,7 @@ fn routine_operations_are_admitted(cluster: &mut Cluster) -> TestFuture<'_> {
         scene::statefulset_ready(cluster, db_ns, "db").await?;
         scene::deployment_ready(cluster, web_ns, "web").await?;
         scene::pdb_settled(cluster, web_ns, "web", 1).await?;
-        scene::gateway_sees(cluster, &op, web_ns).await?;
+        scene::gateway_sees(&op, web_ns).await?;
         let pp = PatchParams::default();
         let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), db_ns);
         sets.patch_scale("db", &pp, &Patch::Merge(json!({"spec": {"replicas": 4}})))
@@ -365,7 +365,7 @@ fn the_escape_hatch_admits_with_a_warning_kubectl_prints(cluster: &mut Cluster) 
         let ns = "e2e-hatch";
         scene::apply(cluster, &scenes::database(ns, 3, 2))?;
         scene::statefulset_ready(cluster, ns, "db").await?;
-        scene::gateway_sees(cluster, &op, ns).await?;
+        scene::gateway_sees(&op, ns).await?;
         let args = ["-n", ns, "scale", "statefulset/db", "--replicas=1"];
         let out = kubectl_with(cluster, Some(&op.kubeconfig), &args, None)?;
         anyhow::ensure!(!out.status.success(), "admitted without the annotation");
@@ -415,7 +415,7 @@ fn dry_runs_are_judged_and_a_persons_requests_are_not(cluster: &mut Cluster) -> 
         let ns = "e2e-dryrun";
         scene::apply(cluster, &scenes::database(ns, 3, 2))?;
         scene::statefulset_ready(cluster, ns, "db").await?;
-        scene::gateway_sees(cluster, &op, ns).await?;
+        scene::gateway_sees(&op, ns).await?;
         let args = ["-n", ns, "delete", "statefulset/db", "--dry-run=server"];
         let out = kubectl_with(cluster, Some(&op.kubeconfig), &args, None)?;
         let stderr = String::from_utf8_lossy(&out.stderr);

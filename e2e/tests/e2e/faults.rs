@@ -91,7 +91,7 @@ fn after_an_apiserver_restart_the_model_is_current_again(cluster: &mut Cluster) 
         let ns = "e2e-fault-apiserver";
         scene::apply(cluster, &scenes::database(ns, 3, 2))?;
         scene::statefulset_ready(cluster, ns, "db").await?;
-        scene::gateway_sees(cluster, &op, ns).await?;
+        scene::gateway_sees(&op, ns).await?;
         let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), ns);
         match sets.delete("db", &DeleteParams::default()).await {
             Ok(_) => anyhow::bail!("the StatefulSet made after the restart was deleted"),

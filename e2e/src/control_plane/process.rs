@@ -63,7 +63,7 @@ impl Process {
         }
     }
 
-    /// Stops the process: SIGTERM-like kill, then waits for it.
+    /// Stops the process (SIGKILL), then waits up to 10 s for it to be reaped.
     pub fn stop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();

@@ -18,6 +18,7 @@ use crate::binaries;
 use crate::cluster::Cluster;
 use crate::control_plane::{Process, free_port, tail};
 use crate::kubeconfig::{self, Credentials};
+use crate::scene;
 
 /// The operator identities the suite's install judges (`namespace/name`).
 pub const JUDGED: &[&str] = &["e2e-operators/db-operator", "e2e-operators/web-operator"];
@@ -43,22 +44,6 @@ pub struct Gateway {
     dir: PathBuf,
     /// Plain-HTTP address of /healthz, /readyz and /metrics.
     pub metrics: String,
-}
-
-/// Runs `kubectl` with the admin kubeconfig; an error carries its stderr.
-pub fn kubectl(cluster: &Cluster, args: &[&str]) -> anyhow::Result<String> {
-    let out = Command::new(&cluster.kubectl)
-        .arg(format!("--kubeconfig={}", cluster.kubeconfig.display()))
-        .args(args)
-        .output()
-        .with_context(|| format!("cannot run {}", cluster.kubectl.display()))?;
-    anyhow::ensure!(
-        out.status.success(),
-        "kubectl {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A token for the ServiceAccount `namespace/name` (TokenRequest, one hour).
@@ -160,7 +145,7 @@ impl Gateway {
             "kubectl suture install: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let applied = kubectl(
+        let applied = scene::kubectl(
             cluster,
             &[
                 "apply",
@@ -169,6 +154,7 @@ impl Gateway {
                 "-f",
                 &manifests.display().to_string(),
             ],
+            None,
         )?;
         anyhow::ensure!(applied.contains("serverside-applied"), "apply: {applied}");
         let secret: Secret =

@@ -42,20 +42,22 @@ pub fn kubectl_with(
     Ok(child.wait_with_output()?)
 }
 
-/// Applies `yaml` as the admin (server-side apply); an error carries kubectl's stderr.
-pub fn apply(cluster: &Cluster, yaml: &str) -> anyhow::Result<()> {
-    let out = kubectl_with(
-        cluster,
-        None,
-        &["apply", "--server-side", "--field-manager=suture-e2e", "-f", "-"],
-        Some(yaml),
-    )?;
+/// Runs kubectl as the admin with `input` on stdin: its stdout, or an error carrying its stderr.
+pub fn kubectl(cluster: &Cluster, args: &[&str], input: Option<&str>) -> anyhow::Result<String> {
+    let out = kubectl_with(cluster, None, args, input)?;
     anyhow::ensure!(
         out.status.success(),
-        "kubectl apply: {}",
+        "kubectl {}: {}",
+        args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    Ok(())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Applies `yaml` as the admin (server-side apply); an error carries kubectl's stderr.
+pub fn apply(cluster: &Cluster, yaml: &str) -> anyhow::Result<()> {
+    let args = ["apply", "--server-side", "--field-manager=suture-e2e", "-f", "-"];
+    kubectl(cluster, &args, Some(yaml)).map(|_| ())
 }
 
 /// An operator identity: a ServiceAccount bound to `cluster-admin` (operators' RBAC is broad;
@@ -234,4 +236,14 @@ pub async fn gateway_sees(operator: &Operator, namespace: &str) -> anyhow::Resul
         },
     )
     .await
+}
+
+/// The message with which kube-apiserver refused a request; an error naming `what` if the
+/// request was admitted, and the error itself if it failed otherwise.
+pub fn refusal<T>(what: &str, result: Result<T, kube::Error>) -> anyhow::Result<String> {
+    match result {
+        Ok(_) => anyhow::bail!("{what}: admitted"),
+        Err(kube::Error::Api(status)) => Ok(status.message),
+        Err(other) => Err(anyhow::Error::new(other).context(format!("{what}: failed otherwise"))),
+    }
 }

@@ -32,6 +32,16 @@ fn webhook_configuration(
         .expect("a ValidatingWebhookConfiguration")
 }
 
+fn tls_secret(manifests: &[Manifest]) -> &k8s::core::v1::Secret {
+    manifests
+        .iter()
+        .find_map(|m| match m {
+            Manifest::Secret(s) => Some(s),
+            _ => None,
+        })
+        .expect("a TLS Secret")
+}
+
 #[test]
 fn the_default_render_matches_the_golden_file() {
     insta::assert_snapshot!("cli_install_default", render(&[]));
@@ -360,13 +370,7 @@ fn configuration_writes_reach_the_guard() {
 #[test]
 fn self_signed_renders_a_secret_that_the_ca_bundle_verifies() {
     let manifests = manifests(&["--self-signed", "-n", "guards"]);
-    let secret = manifests
-        .iter()
-        .find_map(|m| match m {
-            Manifest::Secret(s) => Some(s),
-            _ => None,
-        })
-        .unwrap();
+    let secret = tls_secret(&manifests);
     assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
     assert_eq!(secret.metadata.name.as_deref(), Some("suture-gateway-tls"));
     let data = secret.data.as_ref().unwrap();
@@ -398,13 +402,7 @@ fn a_webhook_url_points_both_webhooks_at_a_gateway_outside_the_cluster() {
         m,
         Manifest::Deployment(_) | Manifest::Service(_) | Manifest::PodDisruptionBudget(_)
     )));
-    let secret = manifests
-        .iter()
-        .find_map(|m| match m {
-            Manifest::Secret(s) => Some(s),
-            _ => None,
-        })
-        .unwrap();
+    let secret = tls_secret(&manifests);
     let data = secret.data.as_ref().unwrap();
     let cert = String::from_utf8(data["tls.crt"].0.clone()).unwrap();
     let webhooks = webhook_configuration(&manifests).webhooks.as_ref().unwrap();

@@ -55,6 +55,14 @@ pub fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// kube-apiserver's `/readyz`: every check passed.
+async fn readyz(client: &kube::Client) -> anyhow::Result<()> {
+    let request = http::Request::get("/readyz").body(Vec::new())?;
+    let text = client.request_text(request).await?;
+    anyhow::ensure!(text.trim() == "ok", "readyz: {text}");
+    Ok(())
+}
+
 /// A running control plane. Dropping it stops every process it started.
 #[derive(Debug)]
 pub struct ControlPlane {
@@ -205,11 +213,13 @@ impl ControlPlane {
     async fn wait_for_apiserver(&mut self, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         let mut last = String::new();
+        // A client connects on its first request: one serves every poll.
+        let client = kubeconfig::client(&self.admin_kubeconfig).await?;
         while Instant::now() < deadline {
             for process in [&mut self.etcd, &mut self.apiserver].into_iter().flatten() {
                 process.check_alive()?;
             }
-            match self.readyz().await {
+            match readyz(&client).await {
                 Ok(()) => return Ok(()),
                 Err(error) => last = format!("{error:#}"),
             }
@@ -219,14 +229,6 @@ impl ControlPlane {
             "kube-apiserver not ready after {timeout:?} ({last}); see {}",
             self.dir.join("kube-apiserver.log").display()
         )
-    }
-
-    async fn readyz(&self) -> anyhow::Result<()> {
-        let client = kubeconfig::client(&self.admin_kubeconfig).await?;
-        let request = http::Request::get("/readyz").body(Vec::new())?;
-        let text = client.request_text(request).await?;
-        anyhow::ensure!(text.trim() == "ok", "readyz: {text}");
-        Ok(())
     }
 
     fn start_controller_manager(&mut self) -> anyhow::Result<()> {

@@ -8,11 +8,31 @@ mod placement;
 mod pods;
 mod volumes;
 
+use futures::{Stream, StreamExt};
+use kube::runtime::watcher;
 use tokio::task::JoinHandle;
 
 pub use nodes::TAINT_KEY;
 pub use pods::READY_ANNOTATION;
 pub use volumes::PROVISIONER;
+
+/// Every object `api` lists or sees applied, for ever: watch errors (an API server restarting)
+/// are retried by the watcher after a short pause, so a simulation loop never ends.
+fn applied<K>(api: kube::Api<K>, config: watcher::Config) -> impl Stream<Item = K>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
+    watcher(api, config).filter_map(|event| async move {
+        match event {
+            Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => Some(object),
+            Ok(_) => None,
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                None
+            }
+        }
+    })
+}
 
 /// A running simulation; dropping it stops its tasks (the Nodes stay).
 #[derive(Debug)]

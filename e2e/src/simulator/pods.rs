@@ -15,7 +15,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Precon
 use kube::runtime::watcher;
 use serde_json::json;
 
-use crate::simulator::placement;
+use crate::simulator::{applied, placement};
 
 /// The annotation that makes a simulated pod Running but not Ready.
 pub const READY_ANNOTATION: &str = "e2e.suture.dev/ready";
@@ -182,17 +182,8 @@ pub async fn run(client: kube::Client, nodes: Vec<(String, String)>) {
         host_ips: nodes.into_iter().collect(),
         load: BTreeMap::new(),
     };
-    let pods: Api<Pod> = Api::all(client);
-    let mut events = watcher(pods, watcher::Config::default()).boxed();
-    while let Some(event) = events.next().await {
-        let pod = match event {
-            Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => pod,
-            Ok(_) => continue,
-            Err(_) => {
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                continue;
-            }
-        };
+    let mut pods = applied(Api::<Pod>::all(client), watcher::Config::default()).boxed();
+    while let Some(pod) = pods.next().await {
         if let Err(error) = kubelet.handle(&pod).await {
             eprintln!(
                 "node simulator: pod {}/{}: {error:#}",

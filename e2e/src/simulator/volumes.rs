@@ -9,6 +9,8 @@ use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams};
 use kube::runtime::watcher;
+
+use crate::simulator::applied;
 use serde_json::json;
 
 /// The provisioner name the simulation's volumes carry (`pv.kubernetes.io/provisioned-by`).
@@ -58,18 +60,13 @@ fn volume(claim: &PersistentVolumeClaim) -> anyhow::Result<Option<PersistentVolu
 
 /// Provisions a volume for every claim that has none, forever.
 pub async fn provision(client: kube::Client) {
-    let claims: Api<PersistentVolumeClaim> = Api::all(client.clone());
-    let volumes: Api<PersistentVolume> = Api::all(client);
-    let mut events = watcher(claims, watcher::Config::default()).boxed();
-    while let Some(event) = events.next().await {
-        let claim = match event {
-            Ok(watcher::Event::Apply(claim) | watcher::Event::InitApply(claim)) => claim,
-            Ok(_) => continue,
-            Err(_) => {
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                continue;
-            }
-        };
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    let mut claims = applied(
+        Api::<PersistentVolumeClaim>::all(client),
+        watcher::Config::default(),
+    )
+    .boxed();
+    while let Some(claim) = claims.next().await {
         let unbound = claim.spec.as_ref().is_none_or(|s| s.volume_name.is_none());
         let pending = claim
             .status
@@ -90,16 +87,8 @@ pub async fn provision(client: kube::Client) {
 pub async fn reclaim(client: kube::Client) {
     let volumes: Api<PersistentVolume> = Api::all(client);
     let config = watcher::Config::default().labels(&format!("{PROVISIONER}=true"));
-    let mut events = watcher(volumes.clone(), config).boxed();
-    while let Some(event) = events.next().await {
-        let pv = match event {
-            Ok(watcher::Event::Apply(pv) | watcher::Event::InitApply(pv)) => pv,
-            Ok(_) => continue,
-            Err(_) => {
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-                continue;
-            }
-        };
+    let mut released = applied(volumes.clone(), config).boxed();
+    while let Some(pv) = released.next().await {
         let released = pv.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Released");
         let delete = pv
             .spec

@@ -42,9 +42,9 @@ pub const TESTS: [Test; 5] = [
     },
 ];
 
-/// Checks that kube-apiserver refused the request on `object` (of `resource`) with the pack's message, and that
-/// `policy` is among the policies that denied it (the gateway's decision log lists them all; the
-/// message carries the first).
+/// Checks that kube-apiserver refused the request on `object` (of `resource`) with the pack's
+/// message, and that `policy` is among the policies that denied it (the gateway's decision log
+/// lists them all; the message carries the first).
 async fn refused_by<T: std::fmt::Debug>(
     cluster: &Cluster,
     what: &str,
@@ -52,37 +52,30 @@ async fn refused_by<T: std::fmt::Debug>(
     result: Result<T, kube::Error>,
     policy: &str,
 ) -> anyhow::Result<()> {
-    match result {
-        Ok(_) => anyhow::bail!("{what}: admitted"),
-        Err(kube::Error::Api(status)) => {
-            anyhow::ensure!(
-                status.message.contains("SafetyPolicy 'suture-"),
-                "{what}: refused, but not by the pack: {}",
-                status.message
-            );
-            // The decision log is written after the answer: give it a moment.
-            let mut denied = Vec::new();
-            for _ in 0..50 {
-                denied = cluster
-                    .gateway
-                    .as_ref()
-                    .map(|g| g.last_denied_by(resource, object))
-                    .unwrap_or_default();
-                if denied.iter().any(|p| p == policy) {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            anyhow::ensure!(
-                denied.iter().any(|p| p == policy),
-                "{what}: refused by {denied:?}, not by {policy}: {}",
-                status.message
-            );
-            println!("  {what}: refused by {}", denied.join(", "));
-            Ok(())
+    let message = scene::refusal(what, result)?;
+    anyhow::ensure!(
+        message.contains("SafetyPolicy 'suture-"),
+        "{what}: refused, but not by the pack: {message}"
+    );
+    // The decision log is written after the answer: give it a moment.
+    let mut denied = Vec::new();
+    for _ in 0..50 {
+        denied = cluster
+            .gateway
+            .as_ref()
+            .map(|g| g.last_denied_by(resource, object))
+            .unwrap_or_default();
+        if denied.iter().any(|p| p == policy) {
+            break;
         }
-        Err(other) => anyhow::bail!("{what}: failed otherwise: {other}"),
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    anyhow::ensure!(
+        denied.iter().any(|p| p == policy),
+        "{what}: refused by {denied:?}, not by {policy}: {message}"
+    );
+    println!("  {what}: refused by {}", denied.join(", "));
+    Ok(())
 }
 
 /// The DB operator and the web operator, both judged.
@@ -453,21 +446,17 @@ fn operators_cannot_switch_the_gateway_off(cluster: &mut Cluster) -> TestFuture<
             .find(|n| n.contains("suture"))
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("no suture webhook configuration in {names:?}"))?;
-        match webhooks.delete(&name, &del).await {
-            Ok(_) => anyhow::bail!("the operator deleted the webhook configuration"),
-            Err(kube::Error::Api(status)) => {
-                println!("  webhook configuration delete refused: {}", status.message)
-            }
-            Err(other) => return Err(other.into()),
-        }
+        let message = scene::refusal(
+            "the operator's delete of the webhook configuration",
+            webhooks.delete(&name, &del).await,
+        )?;
+        println!("  webhook configuration delete refused: {message}");
         let namespaces: Api<Namespace> = Api::all(op.client.clone());
-        match namespaces.delete(NAMESPACE, &del).await {
-            Ok(_) => anyhow::bail!("the operator deleted the gateway's namespace"),
-            Err(kube::Error::Api(status)) => {
-                println!("  gateway namespace delete refused: {}", status.message)
-            }
-            Err(other) => return Err(other.into()),
-        }
+        let message = scene::refusal(
+            "the operator's delete of the gateway's namespace",
+            namespaces.delete(NAMESPACE, &del).await,
+        )?;
+        println!("  gateway namespace delete refused: {message}");
         let admin: Api<ValidatingWebhookConfiguration> = Api::all(cluster.client.clone());
         anyhow::ensure!(admin.get_opt(&name).await?.is_some());
         Ok(())

@@ -36,10 +36,7 @@ fn a_killed_gateway_fails_closed_for_operators_only(cluster: &mut Cluster) -> Te
         let op = scene::operator(cluster, "e2e-operators", "db-operator").await?;
         gateway::ensure(cluster).await?;
         let ns = "e2e-fault-gateway";
-        scene::apply(
-            cluster,
-            &format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n"),
-        )?;
+        scene::apply(cluster, &scenes::namespace_yaml(ns))?;
         let as_operator: Api<ConfigMap> = Api::namespaced(op.client.clone(), ns);
         let as_admin: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), ns);
         if let Some(gateway) = cluster.gateway.as_mut() {
@@ -48,21 +45,12 @@ fn a_killed_gateway_fails_closed_for_operators_only(cluster: &mut Cluster) -> Te
         let refused = as_operator
             .create(&PostParams::default(), &config_map("while-down")?)
             .await;
-        match refused {
-            Ok(_) => anyhow::bail!("an operator's write was admitted unjudged while the gateway was down"),
-            Err(kube::Error::Api(status)) => {
-                anyhow::ensure!(
-                    status.message.contains("failed calling webhook"),
-                    "{}",
-                    status.message
-                );
-                println!(
-                    "  operator refused while down: {}",
-                    status.message.lines().next().unwrap_or_default()
-                );
-            }
-            Err(other) => return Err(other.into()),
-        }
+        let message = scene::refusal("an operator's write while the gateway was down", refused)?;
+        anyhow::ensure!(message.contains("failed calling webhook"), "{message}");
+        println!(
+            "  operator refused while down: {}",
+            message.lines().next().unwrap_or_default()
+        );
         as_admin
             .create(&PostParams::default(), &config_map("admin-while-down")?)
             .await?;
@@ -93,17 +81,11 @@ fn after_an_apiserver_restart_the_model_is_current_again(cluster: &mut Cluster) 
         scene::statefulset_ready(cluster, ns, "db").await?;
         scene::gateway_sees(&op, ns).await?;
         let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), ns);
-        match sets.delete("db", &DeleteParams::default()).await {
-            Ok(_) => anyhow::bail!("the StatefulSet made after the restart was deleted"),
-            Err(kube::Error::Api(status)) => {
-                anyhow::ensure!(
-                    status.message.contains("SafetyPolicy 'suture-"),
-                    "{}",
-                    status.message
-                )
-            }
-            Err(other) => return Err(other.into()),
-        }
+        let message = scene::refusal(
+            "deleting the StatefulSet made after the restart",
+            sets.delete("db", &DeleteParams::default()).await,
+        )?;
+        anyhow::ensure!(message.contains("SafetyPolicy 'suture-"), "{message}");
         println!("  kube-apiserver restarted; a StatefulSet made afterwards is judged from the model");
         Ok(())
     })

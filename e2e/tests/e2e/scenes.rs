@@ -4,14 +4,15 @@
 
 use suture_e2e::scene::TOLERATION;
 
+/// The Namespace `namespace`, the first document of every scene.
+pub fn namespace_yaml(name: &str) -> String {
+    format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n")
+}
+
 /// A StatefulSet `db` with claims, a headless Service and a PDB, in `namespace`.
 pub fn database(namespace: &str, replicas: u32, min_available: u32) -> String {
-    format!(
+    let objects = format!(
         r#"apiVersion: v1
-kind: Namespace
-metadata: {{name: {namespace}}}
----
-apiVersion: v1
 kind: Service
 metadata: {{name: db, namespace: {namespace}}}
 spec:
@@ -47,18 +48,15 @@ spec:
   minAvailable: {min_available}
   selector: {{matchLabels: {{app: db}}}}
 "#
-    )
+    );
+    format!("{}---\n{objects}", namespace_yaml(namespace))
 }
 
 /// A Deployment `name` behind a Service of the same name, its pods reading key `mode` of the
 /// ConfigMap `<name>-config`, with a PDB of `min_available`.
 pub fn web(namespace: &str, name: &str, replicas: u32, strategy: &str, min_available: u32) -> String {
-    format!(
+    let objects = format!(
         r#"apiVersion: v1
-kind: Namespace
-metadata: {{name: {namespace}}}
----
-apiVersion: v1
 kind: ConfigMap
 metadata: {{name: {name}-config, namespace: {namespace}}}
 data: {{mode: fast, color: blue}}
@@ -95,17 +93,14 @@ spec:
   minAvailable: {min_available}
   selector: {{matchLabels: {{app: {name}}}}}
 "#
-    )
+    );
+    format!("{}---\n{objects}", namespace_yaml(namespace))
 }
 
 /// A Deployment `pinned` whose every replica runs on `node`, behind a Service.
 pub fn pinned(namespace: &str, node: &str) -> String {
-    format!(
+    let objects = format!(
         r#"apiVersion: v1
-kind: Namespace
-metadata: {{name: {namespace}}}
----
-apiVersion: v1
 kind: Service
 metadata: {{name: pinned, namespace: {namespace}}}
 spec:
@@ -125,7 +120,8 @@ spec:
       tolerations: [{TOLERATION}]
       containers: [{{name: app, image: nginx:1.27}}]
 "#
-    )
+    );
+    format!("{}---\n{objects}", namespace_yaml(namespace))
 }
 
 /// The `Widget` CustomResourceDefinition (group e2e.suture.dev).

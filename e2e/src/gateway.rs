@@ -35,6 +35,8 @@ pub async fn ensure(cluster: &mut Cluster) -> anyhow::Result<()> {
 /// The gateway's namespace and names, as the install renders them by default.
 pub const NAMESPACE: &str = "suture-system";
 const NAME: &str = "suture-gateway";
+/// The install's ValidatingWebhookConfiguration.
+pub const WEBHOOK: &str = NAME;
 
 /// A gateway serving the cluster's webhook from this host.
 #[derive(Debug)]
@@ -44,6 +46,8 @@ pub struct Gateway {
     dir: PathBuf,
     /// Plain-HTTP address of /healthz, /readyz and /metrics.
     pub metrics: String,
+    /// The webhook's base URL, as kube-apiserver calls it (`/validate` is appended).
+    pub url: String,
 }
 
 /// A token for the ServiceAccount `namespace/name` (TokenRequest, one hour).
@@ -186,9 +190,37 @@ impl Gateway {
             args,
             dir,
             metrics,
+            url,
         };
         gateway.start().await?;
         Ok(gateway)
+    }
+
+    /// A `--noop` twin of this gateway, started: the same certificate, TLS/HTTP stack and body
+    /// handling, answering every review allowed without evaluating (the latency floor of a
+    /// webhook hop).
+    pub async fn noop_twin(&self, host: &str) -> anyhow::Result<Self> {
+        let dir = self.dir.join("noop");
+        std::fs::create_dir_all(&dir)?;
+        let port = free_port()?;
+        let metrics = format!("127.0.0.1:{}", free_port()?);
+        let p = |path: &Path| path.display().to_string();
+        let args = vec![
+            "--noop".to_owned(),
+            format!("--listen=0.0.0.0:{port}"),
+            format!("--metrics-listen={metrics}"),
+            format!("--tls-cert={}", p(&self.dir.join("tls.crt"))),
+            format!("--tls-key={}", p(&self.dir.join("tls.key"))),
+        ];
+        let mut twin = Self {
+            process: None,
+            args,
+            dir,
+            metrics,
+            url: format!("https://{host}:{port}"),
+        };
+        twin.start().await?;
+        Ok(twin)
     }
 
     /// Starts (or restarts) the gateway process and waits for /readyz.
@@ -225,10 +257,10 @@ impl Gateway {
         tail(&self.dir.join("suture-gateway.log"), lines)
     }
 
-    /// The policies that denied the latest judged request (not a dry run) for the object `name`
-    /// of `resource` (`statefulsets`, or `statefulsets/scale` for a subresource), from the
-    /// gateway's decision log (one JSON line per judged request; never object bodies).
-    pub fn last_denied_by(&self, resource: &str, name: &str) -> Vec<String> {
+    /// The decision-log lines (one JSON object per judged request; never object bodies) for the
+    /// object `name` of `resource` (`statefulsets`, or `statefulsets/scale` for a subresource),
+    /// oldest first.
+    pub fn decisions(&self, resource: &str, name: &str) -> Vec<serde_json::Value> {
         let resource_of = |entry: &serde_json::Value| {
             let plural = entry["resource"]["resource"].as_str().unwrap_or_default();
             match entry["resource"]["subresource"].as_str() {
@@ -238,12 +270,36 @@ impl Gateway {
         };
         self.log()
             .lines()
-            .rev()
             .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .find(|entry| entry["name"] == name && entry["dryRun"] == false && resource_of(entry) == resource)
+            .filter(|entry| entry["name"] == name && resource_of(entry) == resource)
+            .collect()
+    }
+
+    /// The policies that denied the latest judged request (not a dry run) for the object `name`
+    /// of `resource`, from the decision log.
+    pub fn last_denied_by(&self, resource: &str, name: &str) -> Vec<String> {
+        self.decisions(resource, name)
+            .into_iter()
+            .rev()
+            .find(|entry| entry["dryRun"] == false)
             .and_then(|entry| entry.get("deniedBy").cloned())
             .and_then(|denied| serde_json::from_value(denied).ok())
             .unwrap_or_default()
+    }
+
+    /// An error if the gateway process has exited (with the end of its log).
+    pub fn check_alive(&mut self) -> anyhow::Result<()> {
+        match &mut self.process {
+            Some(process) => process.check_alive(),
+            None => anyhow::bail!("the gateway is not running"),
+        }
+    }
+
+    /// The `/readyz` status code and its JSON detail.
+    pub async fn readiness(&self) -> anyhow::Result<(u16, serde_json::Value)> {
+        let (status, body) = http_get(&self.metrics, "/readyz").await?;
+        let detail = serde_json::from_str(&body).with_context(|| format!("/readyz answered {body}"))?;
+        Ok((status, detail))
     }
 
     /// The gateway's whole log so far.

@@ -1,7 +1,7 @@
 //! Suture inside a real Kubernetes control plane: the cluster a run uses (given as a kubeconfig,
 //! or started from binaries the caller provides), the node simulator (the only simulated part),
-//! the gateway registered for real, helpers to build scenes and wait on them, and the runner of
-//! the suite in `tests/e2e`.
+//! the gateway registered for real, the scenes and helpers to build and wait on them, the runner
+//! of the suite in `tests/e2e`, and the latency benchmark inside kube-apiserver (`latency`).
 
 pub mod binaries;
 pub mod cluster;
@@ -9,7 +9,9 @@ pub mod control_plane;
 pub mod gateway;
 pub mod harness;
 pub mod kubeconfig;
+pub mod latency;
 pub mod scene;
+pub mod scenes;
 pub mod simulator;
 pub mod wait;
 

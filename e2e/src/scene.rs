@@ -2,6 +2,7 @@
 //! apply, as the admin), operator identities (ServiceAccounts with broad RBAC, as operators
 //! have, and clients holding their tokens), and waits for the controllers to settle a scene.
 
+use std::future::Future;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -209,6 +210,42 @@ pub async fn pdb_settled(cluster: &Cluster, namespace: &str, name: &str, allowed
     .await
 }
 
+/// What a request is expected to get from kube-apiserver.
+#[derive(Debug, Clone, Copy)]
+pub enum Answer<'a> {
+    Admitted,
+    /// Refused with a message containing this text.
+    RefusedWith(&'a str),
+}
+
+impl Answer<'_> {
+    /// `None` when `outcome` is this answer, else what it was instead.
+    fn mismatch<T>(self, outcome: Result<T, kube::Error>) -> Option<String> {
+        match (outcome, self) {
+            (Ok(_), Answer::Admitted) => None,
+            (Err(kube::Error::Api(status)), Answer::RefusedWith(text)) if status.message.contains(text) => {
+                None
+            }
+            (Ok(_), Answer::RefusedWith(_)) => Some("admitted".to_owned()),
+            (Err(error), _) => Some(error.to_string()),
+        }
+    }
+}
+
+/// Repeats `request` (each call a fresh request) until kube-apiserver gives it the `expected`
+/// answer: how a test waits for the gateway's model or policy set to catch up with the cluster.
+pub async fn until_answered<T, F, Fut>(what: &str, expected: Answer<'_>, mut request: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    wait::until(what, SETTLE, || {
+        let outcome = request();
+        async move { Ok(expected.mismatch(outcome.await)) }
+    })
+    .await
+}
+
 /// Waits until the gateway's live model holds the workloads of `namespace`: a dry-run delete of
 /// the namespace by `operator` is refused by the pack for what it holds (asked of the gateway through
 /// kube-apiserver, as every judged request is).
@@ -219,20 +256,12 @@ pub async fn gateway_sees(operator: &Operator, namespace: &str) -> anyhow::Resul
         dry_run: true,
         ..kube::api::DeleteParams::default()
     };
-    wait::until(
+    until_answered(
         &format!("the gateway's model to hold {namespace}"),
-        SETTLE,
+        Answer::RefusedWith("SafetyPolicy 'suture-"),
         || {
             let (namespaces, params) = (namespaces.clone(), params.clone());
-            async move {
-                match namespaces.delete(namespace, &params).await {
-                    Err(kube::Error::Api(status)) if status.message.contains("SafetyPolicy 'suture-") => {
-                        Ok(None)
-                    }
-                    Err(other) => Ok(Some(other.to_string())),
-                    Ok(_) => Ok(Some("a dry-run delete was admitted".to_owned())),
-                }
-            }
+            async move { namespaces.delete(namespace, &params).await }
         },
     )
     .await

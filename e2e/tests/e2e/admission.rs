@@ -1,7 +1,8 @@
 //! The gateway in kube-apiserver's request path: operators' harmful requests refused with the
 //! pack's message and the cluster unchanged afterwards, routine requests admitted, the escape
 //! hatch admitting with a warning kubectl prints, dry runs judged, a person's requests not, and
-//! operators unable to switch the gateway off.
+//! operators unable to switch the gateway off (delete or edit its webhook configuration, delete
+//! its namespace, delete or edit its Deployment).
 
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
@@ -17,7 +18,7 @@ use suture_e2e::gateway::{self, NAMESPACE};
 use suture_e2e::harness::{Test, TestFuture};
 use suture_e2e::scene::{self, Operator, kubectl_with};
 
-use crate::scenes;
+use suture_e2e::scenes;
 
 pub const TESTS: [Test; 5] = [
     Test {
@@ -45,7 +46,7 @@ pub const TESTS: [Test; 5] = [
 /// Checks that kube-apiserver refused the request on `object` (of `resource`) with the pack's
 /// message, and that `policy` is among the policies that denied it (the gateway's decision log
 /// lists them all; the message carries the first).
-async fn refused_by<T: std::fmt::Debug>(
+pub(crate) async fn refused_by<T: std::fmt::Debug>(
     cluster: &Cluster,
     what: &str,
     (resource, object): (&str, &str),
@@ -86,7 +87,7 @@ async fn operators(cluster: &mut Cluster) -> anyhow::Result<(Operator, Operator)
     Ok((db, web))
 }
 
-fn widgets() -> ApiResource {
+pub(crate) fn widgets() -> ApiResource {
     ApiResource {
         group: "e2e.suture.dev".to_owned(),
         version: "v1".to_owned(),
@@ -429,6 +430,23 @@ fn dry_runs_are_judged_and_a_persons_requests_are_not(cluster: &mut Cluster) -> 
     })
 }
 
+/// A Deployment named as an in-cluster install names the gateway's, without replicas.
+fn gateway_deployment() -> String {
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: suture-gateway, namespace: {NAMESPACE}}}
+spec:
+  replicas: 0
+  selector: {{matchLabels: {{app: suture-gateway}}}}
+  template:
+    metadata: {{labels: {{app: suture-gateway}}}}
+    spec:
+      containers: [{{name: gateway, image: "example.invalid/suture-gateway:0"}}]
+"#
+    )
+}
+
 fn operators_cannot_switch_the_gateway_off(cluster: &mut Cluster) -> TestFuture<'_> {
     Box::pin(async move {
         let (op, _) = operators(cluster).await?;
@@ -457,8 +475,46 @@ fn operators_cannot_switch_the_gateway_off(cluster: &mut Cluster) -> TestFuture<
             namespaces.delete(NAMESPACE, &del).await,
         )?;
         println!("  gateway namespace delete refused: {message}");
+        let ignore = json!({"webhooks": [{"name": "validate.suture.dev", "failurePolicy": "Ignore"}]});
+        let message = scene::refusal(
+            "the operator's edit of the webhook configuration (failurePolicy: Ignore)",
+            webhooks
+                .patch(&name, &PatchParams::default(), &Patch::Strategic(&ignore))
+                .await,
+        )?;
+        println!("  webhook configuration edit refused: {message}");
         let admin: Api<ValidatingWebhookConfiguration> = Api::all(cluster.client.clone());
-        anyhow::ensure!(admin.get_opt(&name).await?.is_some());
+        let kept = admin.get(&name).await?;
+        let policies: Vec<Option<String>> = kept
+            .webhooks
+            .unwrap_or_default()
+            .into_iter()
+            .map(|w| w.failure_policy)
+            .collect();
+        anyhow::ensure!(
+            policies.iter().all(|p| p.as_deref() == Some("Fail")),
+            "failurePolicy is now {policies:?}"
+        );
+        // The gateway runs on this host (`--webhook-url`), so the install renders no Deployment;
+        // the admin creates the one an in-cluster install has (no replicas) to show it guarded.
+        scene::apply(cluster, &gateway_deployment())?;
+        let deployments: Api<Deployment> = Api::namespaced(op.client.clone(), NAMESPACE);
+        let message = scene::refusal(
+            "the operator's delete of the gateway's Deployment",
+            deployments.delete("suture-gateway", &del).await,
+        )?;
+        println!("  gateway Deployment delete refused: {message}");
+        let image = json!({"spec": {"template": {"spec": {"containers": [{"name": "gateway", "image": "example.invalid/other:1"}]}}}});
+        scene::refusal(
+            "the operator's edit of the gateway's Deployment",
+            deployments
+                .patch(
+                    "suture-gateway",
+                    &PatchParams::default(),
+                    &Patch::Strategic(&image),
+                )
+                .await,
+        )?;
         Ok(())
     })
 }

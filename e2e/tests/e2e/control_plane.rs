@@ -11,7 +11,7 @@ use suture_e2e::harness::{Test, TestFuture};
 use suture_e2e::scene;
 use suture_e2e::wait::{self, SETTLE};
 
-use crate::scenes::database;
+use suture_e2e::scenes::database;
 
 pub const TESTS: [Test; 1] = [Test {
     name: "control_plane::controllers_and_simulator_settle_a_database_scene",

@@ -12,7 +12,7 @@ use suture_e2e::gateway;
 use suture_e2e::harness::{Test, TestFuture};
 use suture_e2e::scene;
 
-use crate::scenes;
+use suture_e2e::scenes;
 
 pub const TESTS: [Test; 2] = [
     Test {

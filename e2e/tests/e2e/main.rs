@@ -3,10 +3,13 @@
 //! and `suture_e2e::simulator` for the one simulated part.
 
 mod admission;
+mod bad_input;
 mod control_plane;
 mod faults;
+mod model;
 mod plugin;
-mod scenes;
+mod policies;
+mod stale_owner;
 
 use std::process::ExitCode;
 
@@ -16,6 +19,10 @@ fn main() -> ExitCode {
     let mut tests: Vec<Test> = Vec::new();
     tests.extend(control_plane::TESTS);
     tests.extend(admission::TESTS);
+    tests.extend(stale_owner::TESTS);
+    tests.extend(model::TESTS);
+    tests.extend(policies::TESTS);
+    tests.extend(bad_input::TESTS);
     tests.extend(plugin::TESTS);
     tests.extend(faults::TESTS);
     harness::main(&tests)

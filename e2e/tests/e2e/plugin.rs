@@ -1,5 +1,6 @@
-//! The plugin through the real kubectl: kubectl finds `kubectl-suture` on PATH, and `check` and
-//! `impact` against the live cluster agree with `check --cluster` on a `snapshot` of it.
+//! The plugin through the real kubectl: kubectl finds `kubectl-suture` on PATH; `check` and
+//! `impact` against the live cluster agree with `check --cluster` on a `snapshot` of it; and
+//! `test --live` judges a suite that names no cluster against the live one.
 
 use std::process::Command;
 
@@ -8,7 +9,7 @@ use suture_e2e::binaries;
 use suture_e2e::harness::{Test, TestFuture};
 use suture_e2e::scene;
 
-use crate::scenes;
+use suture_e2e::scenes;
 
 pub const TESTS: [Test; 1] = [Test {
     name: "plugin::kubectl_suture_live_and_on_a_snapshot_agree",
@@ -37,6 +38,28 @@ fn kubectl(cluster: &Cluster, args: &[&str]) -> anyhow::Result<(i32, String, Str
     ))
 }
 
+/// A suite naming no `cluster:`: its verdicts depend on the cluster it is judged against.
+fn live_suite(namespace: &str) -> String {
+    format!(
+        r#"apiVersion: suture.dev/v1alpha1
+kind: SutureTest
+metadata: {{name: live}}
+policies: [builtin]
+cases:
+- name: deleting the live database is denied
+  operation: DELETE
+  userInfo: {{username: "system:serviceaccount:e2e-operators:db-operator"}}
+  oldObject: {{apiVersion: apps/v1, kind: StatefulSet, metadata: {{name: db, namespace: {namespace}}}}}
+  expect: {{allowed: false}}
+- name: deleting an unused ConfigMap is allowed
+  operation: DELETE
+  userInfo: {{username: "system:serviceaccount:e2e-operators:db-operator"}}
+  oldObject: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: spare, namespace: {namespace}}}}}
+  expect: {{allowed: true}}
+"#
+    )
+}
+
 fn verdict(json: &str) -> anyhow::Result<(bool, Vec<String>)> {
     let value: serde_json::Value = serde_json::from_str(json)?;
     let allowed = value["allowed"].as_bool().unwrap_or(true);
@@ -54,6 +77,10 @@ fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFut
     Box::pin(async move {
         let ns = "e2e-plugin";
         scene::apply(cluster, &scenes::database(ns, 3, 2))?;
+        let spare = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: spare, namespace: {ns}}}\ndata: {{k: v}}\n"
+        );
+        scene::apply(cluster, &spare)?;
         scene::statefulset_ready(cluster, ns, "db").await?;
         let (code, out, err) = kubectl(cluster, &["plugin", "list"])?;
         anyhow::ensure!(
@@ -104,6 +131,19 @@ fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFut
             "  live and snapshot verdicts agree: denied by {}",
             live_verdict.1.join(", ")
         );
+
+        let suite = cluster.dir().join("live.test.yaml");
+        std::fs::write(&suite, live_suite(ns))?;
+        let suite = suite.display().to_string();
+        let (code, out, err) = kubectl(cluster, &["suture", "test", &suite, "--live", "--no-color"])?;
+        anyhow::ensure!(code == 0, "test --live exited {code}: {out}{err}");
+        // Hermetic (an empty cluster), the database is not there to protect: the case fails.
+        let (code, out, _) = kubectl(cluster, &["suture", "test", &suite, "--no-color"])?;
+        anyhow::ensure!(
+            code == 1 && out.contains("deleting the live database is denied"),
+            "hermetic test exited {code}: {out}"
+        );
+        println!("  test --live passes against the cluster; the same suite fails hermetically");
         Ok(())
     })
 }

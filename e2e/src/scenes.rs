@@ -2,7 +2,7 @@
 //! a budget, a web Deployment behind a Service reading a ConfigMap key, a Deployment pinned to one
 //! node, and a custom resource owning a StatefulSet.
 
-use suture_e2e::scene::TOLERATION;
+use crate::scene::TOLERATION;
 
 /// The Namespace `namespace`, the first document of every scene.
 pub fn namespace_yaml(name: &str) -> String {

@@ -1,0 +1,78 @@
+//! `suture-apiserver-bench`: latency inside kube-apiserver with no admission webhook, the gateway
+//! as a no-op webhook, the gateway judging, and an in-process ValidatingAdmissionPolicy (see
+//! `suture_e2e::latency`). Takes the cluster as the e2e suite does (`SUTURE_E2E_K8S_BIN` or
+//! `SUTURE_E2E_KUBECONFIG`). Run through `bench/apiserver/run.sh`.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Parser;
+use suture_e2e::Cluster;
+use suture_e2e::cluster::HOW_TO_RUN;
+use suture_e2e::latency::{self, Options, report};
+
+/// Measures what admission adds to requests inside a real kube-apiserver.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// Timed requests per setup and request kind
+    #[arg(long, default_value_t = 600)]
+    samples: usize,
+    /// Rounds over the four setups (the samples are split between them; the order rotates, so a
+    /// multiple of 4 puts each setup first equally often)
+    #[arg(long, default_value_t = 8)]
+    rounds: usize,
+    /// Untimed requests per request kind after each switch of setup
+    #[arg(long, default_value_t = 20)]
+    warmup: usize,
+    /// Also write the report to this file
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Keep the run directory (every component's log, the gateway's decision log)
+    #[arg(long)]
+    keep: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start a runtime")?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let mut cluster = Cluster::from_env()
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no cluster: {HOW_TO_RUN}"))?;
+    let options = Options {
+        samples: args.samples,
+        rounds: args.rounds,
+        warmup: args.warmup,
+    };
+    let outcome = latency::run(&mut cluster, options).await;
+    let measured = match outcome {
+        Ok(measured) => measured,
+        Err(error) => {
+            let kept = cluster.keep_dir();
+            return Err(error.context(format!("logs kept in {}", kept.display())));
+        }
+    };
+    let version = cluster.client.apiserver_version().await?;
+    let context = report::Context {
+        kubernetes: version.git_version,
+        cores: std::thread::available_parallelism().map_or(1, usize::from),
+        samples: args.samples.div_ceil(args.rounds.max(1)) * args.rounds.max(1),
+        rounds: args.rounds.max(1),
+    };
+    let text = report::markdown(&measured, &context);
+    print!("{text}");
+    if args.keep {
+        eprintln!("run directory kept: {}", cluster.keep_dir().display());
+    }
+    if let Some(path) = args.out {
+        std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}

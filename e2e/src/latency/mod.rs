@@ -1,0 +1,140 @@
+//! Latency inside kube-apiserver: dry-run requests sent by a judged operator and timed at the
+//! client, under each admission setup ([`setups::Setup`]) in turn — several rounds, every setup
+//! visited in each (in a rotating order), so slow drift of the machine is shared — with medians
+//! and p99s per request kind and setup ([`report`]). Run by `bench/apiserver/run.sh`; never by
+//! the tests.
+
+pub mod report;
+pub mod requests;
+pub mod setups;
+pub mod stats;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::cluster::Cluster;
+use crate::gateway;
+use crate::scene;
+use crate::scenes;
+use requests::{RequestKind, Targets};
+use setups::{Setup, Switcher};
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Timed requests per setup and request kind (over all rounds).
+    pub samples: usize,
+    /// Rounds over the setups.
+    pub rounds: usize,
+    /// Untimed requests per kind after each switch.
+    pub warmup: usize,
+}
+
+/// Every timed sample, by setup and request kind.
+pub type Samples = BTreeMap<(Setup, RequestKind), Vec<Duration>>;
+
+/// What a run measured.
+#[derive(Debug, Default)]
+pub struct Measured {
+    /// At the client, by setup and request kind.
+    pub samples: Samples,
+    /// Inside the judging gateway (its decision log's `latencyUs`: body read to answer), by
+    /// request kind.
+    pub gateway: BTreeMap<RequestKind, Vec<Duration>>,
+}
+
+const NAMESPACE: &str = "bench";
+
+/// Builds the scene, installs the gateway and its no-op twin, and times every setup.
+pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Measured> {
+    let operator = scene::operator(cluster, "e2e-operators", "db-operator").await?;
+    gateway::ensure(cluster).await?;
+    let (judging_url, noop) = match &cluster.gateway {
+        Some(judging) => (
+            judging.url.clone(),
+            judging.noop_twin(&cluster.gateway_host).await?,
+        ),
+        None => anyhow::bail!("the gateway was not installed"),
+    };
+    scene::apply(cluster, &scenes::database(NAMESPACE, 3, 2))?;
+    scene::apply(cluster, &scenes::web(NAMESPACE, "web", 3, "RollingUpdate", 2))?;
+    scene::statefulset_ready(cluster, NAMESPACE, "db").await?;
+    scene::deployment_ready(cluster, NAMESPACE, "web").await?;
+    scene::pdb_settled(cluster, NAMESPACE, "web", 1).await?;
+    scene::gateway_sees(&operator, NAMESPACE).await?;
+    let pod = scene::ready_pods(cluster, NAMESPACE)
+        .await?
+        .into_iter()
+        .find(|name| name.starts_with("web-"))
+        .ok_or_else(|| anyhow::anyhow!("no Ready web pod"))?;
+    let targets = Targets {
+        namespace: NAMESPACE.to_owned(),
+        pod,
+        replicas: 3,
+    };
+    let switcher = Switcher::new(
+        cluster,
+        gateway::WEBHOOK,
+        (&judging_url, &noop.url),
+        &operator.client,
+        NAMESPACE,
+    )
+    .await?;
+
+    let per_round = options.samples.div_ceil(options.rounds.max(1));
+    let mut samples = Samples::new();
+    for round in 1..=options.rounds.max(1) {
+        for setup in Setup::round_order(round - 1) {
+            switcher.switch(cluster, setup).await?;
+            for _ in 0..options.warmup {
+                for kind in RequestKind::ALL {
+                    requests::send(&operator.client, &targets, kind).await?;
+                }
+            }
+            for _ in 0..per_round {
+                for kind in RequestKind::ALL {
+                    let took = requests::send(&operator.client, &targets, kind).await?;
+                    samples.entry((setup, kind)).or_default().push(took);
+                }
+            }
+            eprintln!("round {round}: {} done", setup.label());
+        }
+    }
+    // Leave the cluster as installed.
+    switcher.switch(cluster, Setup::Judging).await?;
+    drop(noop);
+    let log = cluster.gateway.as_ref().map(|g| g.log()).unwrap_or_default();
+    Ok(Measured {
+        samples,
+        gateway: gateway_times(&log),
+    })
+}
+
+/// The judging gateway's own time for the timed requests (admitted dry runs in the bench's
+/// namespace; the switches' probes are refused), from its decision log.
+fn gateway_times(log: &str) -> BTreeMap<RequestKind, Vec<Duration>> {
+    let mut times: BTreeMap<RequestKind, Vec<Duration>> = BTreeMap::new();
+    for entry in log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    {
+        if entry["namespace"] != NAMESPACE || entry["dryRun"] != true || entry["verdict"] != "allowed" {
+            continue;
+        }
+        let resource = &entry["resource"];
+        let kind = match (
+            entry["operation"].as_str(),
+            resource["resource"].as_str(),
+            resource["subresource"].as_str().unwrap_or_default(),
+        ) {
+            (Some("CREATE"), Some("deployments"), "") => RequestKind::CreateDeployment,
+            (Some("DELETE"), Some("pods"), "") => RequestKind::DeletePod,
+            (Some("UPDATE"), Some("statefulsets"), "scale") => RequestKind::ScaleStatefulSet,
+            _ => continue,
+        };
+        if let Some(us) = entry["latencyUs"].as_u64() {
+            times.entry(kind).or_default().push(Duration::from_micros(us));
+        }
+    }
+    times
+}

@@ -1,0 +1,131 @@
+//! The latency report (Markdown): per request kind, the median and p99 of each admission setup
+//! and what each adds to the median with no admission webhook; then Suture's own cost, judging
+//! over the no-op webhook (the hop itself is not Suture's to save).
+
+use std::fmt::Write;
+
+use super::requests::RequestKind;
+use super::setups::Setup;
+use super::stats::{Summary, summarize};
+use super::{Measured, Samples};
+
+/// Where and how the figures were taken (the report's preamble).
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub kubernetes: String,
+    pub cores: usize,
+    pub samples: usize,
+    pub rounds: usize,
+}
+
+fn summary(samples: &Samples, setup: Setup, kind: RequestKind) -> Option<Summary> {
+    samples.get(&(setup, kind)).and_then(|s| summarize(s))
+}
+
+fn signed(ms: f64) -> String {
+    format!("{ms:+.3}")
+}
+
+/// The Markdown report of what was measured.
+pub fn markdown(measured: &Measured, context: &Context) -> String {
+    let samples = &measured.samples;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Dry-run requests by a judged operator, timed at the client, through kube-apiserver \
+         {} on loopback ({} cores): {} per setup and request, over {} rounds visiting every \
+         setup. Milliseconds.\n",
+        context.kubernetes, context.cores, context.samples, context.rounds
+    );
+    let _ = writeln!(out, "| request | admission | median | p99 | median added |");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    let order = [Setup::NoAdmission, Setup::Vap, Setup::NoopWebhook, Setup::Judging];
+    for kind in RequestKind::ALL {
+        let base = summary(samples, Setup::NoAdmission, kind);
+        for setup in order {
+            let Some(s) = summary(samples, setup, kind) else {
+                continue;
+            };
+            let added = match (setup, base) {
+                (Setup::NoAdmission, _) | (_, None) => "—".to_owned(),
+                (_, Some(b)) => signed(s.median_ms - b.median_ms),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.3} | {:.3} | {added} |",
+                kind.label(),
+                setup.label(),
+                s.median_ms,
+                s.p99_ms
+            );
+        }
+    }
+    let _ = writeln!(out, "\nSuture's own cost (judging over the no-op webhook):\n");
+    let _ = writeln!(out, "| request | median | p99 |");
+    let _ = writeln!(out, "|---|---:|---:|");
+    for kind in RequestKind::ALL {
+        if let (Some(j), Some(n)) = (
+            summary(samples, Setup::Judging, kind),
+            summary(samples, Setup::NoopWebhook, kind),
+        ) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                kind.label(),
+                signed(j.median_ms - n.median_ms),
+                signed(j.p99_ms - n.p99_ms)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nInside the judging gateway (its decision log's `latencyUs`: body read to answer, the \
+         timed requests only):\n"
+    );
+    let _ = writeln!(out, "| request | median | p99 |");
+    let _ = writeln!(out, "|---|---:|---:|");
+    for kind in RequestKind::ALL {
+        if let Some(s) = measured.gateway.get(&kind).and_then(|t| summarize(t)) {
+            let _ = writeln!(out, "| {} | {:.3} | {:.3} |", kind.label(), s.median_ms, s.p99_ms);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn each_setup_is_reported_with_what_it_adds_and_suture_over_the_noop() {
+        let mut measured = Measured::default();
+        let ms = |v: u64| vec![Duration::from_micros(v); 3];
+        for kind in RequestKind::ALL {
+            let samples = &mut measured.samples;
+            samples.insert((Setup::NoAdmission, kind), ms(2000));
+            samples.insert((Setup::Vap, kind), ms(2100));
+            samples.insert((Setup::NoopWebhook, kind), ms(2700));
+            samples.insert((Setup::Judging, kind), ms(2750));
+            measured.gateway.insert(kind, ms(40));
+        }
+        let context = Context {
+            kubernetes: "v1.36.2".to_owned(),
+            cores: 2,
+            samples: 3,
+            rounds: 1,
+        };
+        let text = markdown(&measured, &context);
+        assert!(
+            text.contains("| scale StatefulSet | Suture judging (pack + impact) | 2.750 | 2.750 | +0.750 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| delete Pod | no admission webhook | 2.000 | 2.000 | — |"),
+            "{text}"
+        );
+        assert!(text.contains("| create Deployment | +0.050 | +0.050 |"), "{text}");
+        assert!(text.contains("| delete Pod | 0.040 | 0.040 |"), "{text}");
+    }
+}

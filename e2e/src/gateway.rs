@@ -127,6 +127,16 @@ pub async fn http_get(address: &str, path: &str) -> anyhow::Result<(u16, String)
     Ok((status, body))
 }
 
+/// The resource of a decision-log line: `statefulsets`, or `statefulsets/scale` for a
+/// subresource.
+pub fn decision_resource(entry: &serde_json::Value) -> String {
+    let plural = entry["resource"]["resource"].as_str().unwrap_or_default();
+    match entry["resource"]["subresource"].as_str() {
+        Some(sub) if !sub.is_empty() => format!("{plural}/{sub}"),
+        _ => plural.to_owned(),
+    }
+}
+
 impl Gateway {
     /// Renders and applies the install judging `service_accounts` (`ns/name`), and starts the
     /// gateway on this host with the install's own credentials; returns once it is ready.
@@ -257,21 +267,21 @@ impl Gateway {
         tail(&self.dir.join("suture-gateway.log"), lines)
     }
 
-    /// The decision-log lines (one JSON object per judged request; never object bodies) for the
-    /// object `name` of `resource` (`statefulsets`, or `statefulsets/scale` for a subresource),
-    /// oldest first.
-    pub fn decisions(&self, resource: &str, name: &str) -> Vec<serde_json::Value> {
-        let resource_of = |entry: &serde_json::Value| {
-            let plural = entry["resource"]["resource"].as_str().unwrap_or_default();
-            match entry["resource"]["subresource"].as_str() {
-                Some(sub) if !sub.is_empty() => format!("{plural}/{sub}"),
-                _ => plural.to_owned(),
-            }
-        };
+    /// Every decision-log line so far (one JSON object per judged request; never object
+    /// bodies), oldest first.
+    pub fn all_decisions(&self) -> Vec<serde_json::Value> {
         self.log()
             .lines()
             .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|entry| entry["name"] == name && resource_of(entry) == resource)
+            .collect()
+    }
+
+    /// The decision-log lines for the object `name` of `resource` (see [`decision_resource`]),
+    /// oldest first.
+    pub fn decisions(&self, resource: &str, name: &str) -> Vec<serde_json::Value> {
+        self.all_decisions()
+            .into_iter()
+            .filter(|entry| entry["name"] == name && decision_resource(entry) == resource)
             .collect()
     }
 

@@ -83,13 +83,13 @@ impl Protected {
 
     fn is_target_of(&self, request: &Request) -> bool {
         let admission = &request.admission;
-        let namespace = admission.namespace.as_deref().filter(|ns| !ns.is_empty());
-        // kube-apiserver sends a Namespace's own name as the request's namespace (seen against
-        // a real control plane in the e2e suite): a Namespace matches with or without it.
-        let namespace_matches = namespace == self.namespace.as_deref()
-            || (self.resource == "namespaces"
-                && self.namespace.is_none()
-                && namespace == Some(self.name.as_str()));
+        // A cluster-scoped target is named by its resource and name alone: kube-apiserver sends a
+        // Namespace's own name as the request's namespace (seen against a real control plane in
+        // the e2e suite), and no other cluster-scoped request carries one.
+        let namespace_matches = match &self.namespace {
+            Some(namespace) => admission.namespace.as_deref() == Some(namespace.as_str()),
+            None => true,
+        };
         admission.resource.group == self.group
             && admission.resource.resource == self.resource
             && admission.name == self.name

@@ -103,33 +103,32 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
     // Leave the cluster as installed.
     switcher.switch(cluster, Setup::Judging).await?;
     drop(noop);
-    let log = cluster.gateway.as_ref().map(|g| g.log()).unwrap_or_default();
+    let decisions = cluster
+        .gateway
+        .as_ref()
+        .map(|g| g.all_decisions())
+        .unwrap_or_default();
     Ok(Measured {
         samples,
-        gateway: gateway_times(&log),
+        gateway: gateway_times(&decisions),
     })
 }
 
 /// The judging gateway's own time for the timed requests (admitted dry runs in the bench's
 /// namespace; the switches' probes are refused), from its decision log.
-fn gateway_times(log: &str) -> BTreeMap<RequestKind, Vec<Duration>> {
+fn gateway_times(decisions: &[serde_json::Value]) -> BTreeMap<RequestKind, Vec<Duration>> {
     let mut times: BTreeMap<RequestKind, Vec<Duration>> = BTreeMap::new();
-    for entry in log
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-    {
+    for entry in decisions {
         if entry["namespace"] != NAMESPACE || entry["dryRun"] != true || entry["verdict"] != "allowed" {
             continue;
         }
-        let resource = &entry["resource"];
         let kind = match (
             entry["operation"].as_str(),
-            resource["resource"].as_str(),
-            resource["subresource"].as_str().unwrap_or_default(),
+            gateway::decision_resource(entry).as_str(),
         ) {
-            (Some("CREATE"), Some("deployments"), "") => RequestKind::CreateDeployment,
-            (Some("DELETE"), Some("pods"), "") => RequestKind::DeletePod,
-            (Some("UPDATE"), Some("statefulsets"), "scale") => RequestKind::ScaleStatefulSet,
+            (Some("CREATE"), "deployments") => RequestKind::CreateDeployment,
+            (Some("DELETE"), "pods") => RequestKind::DeletePod,
+            (Some("UPDATE"), "statefulsets/scale") => RequestKind::ScaleStatefulSet,
             _ => continue,
         };
         if let Some(us) = entry["latencyUs"].as_u64() {
@@ -137,4 +136,36 @@ fn gateway_times(log: &str) -> BTreeMap<RequestKind, Vec<Duration>> {
         }
     }
     times
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_timed_requests_count_as_the_gateways_time() {
+        let line = |op: &str, resource: &str, sub: &str, verdict: &str, us: u64| {
+            serde_json::json!({
+                "operation": op, "namespace": NAMESPACE, "dryRun": true, "verdict": verdict,
+                "resource": {"group": "apps", "version": "v1", "resource": resource, "subresource": sub},
+                "latencyUs": us,
+            })
+        };
+        let decisions = [
+            line("UPDATE", "statefulsets", "scale", "allowed", 150),
+            line("UPDATE", "statefulsets", "scale", "denied", 900),
+            line("UPDATE", "statefulsets", "", "allowed", 800),
+            line("CREATE", "deployments", "", "allowed", 30),
+        ];
+        let times = gateway_times(&decisions);
+        assert_eq!(
+            times.get(&RequestKind::ScaleStatefulSet),
+            Some(&vec![Duration::from_micros(150)])
+        );
+        assert_eq!(
+            times.get(&RequestKind::CreateDeployment),
+            Some(&vec![Duration::from_micros(30)])
+        );
+        assert_eq!(times.get(&RequestKind::DeletePod), None);
+    }
 }

@@ -101,19 +101,9 @@ fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFut
         anyhow::ensure!(code == 1, "live check exited {code}: {err}");
         let live_verdict = verdict(&live)?;
         anyhow::ensure!(!live_verdict.0 && !live_verdict.1.is_empty(), "live: {live}");
-        let (code, impact, err) = kubectl(
-            cluster,
-            &[
-                "suture",
-                "impact",
-                "delete",
-                "statefulset/db",
-                "-n",
-                ns,
-                "-o",
-                "json",
-            ],
-        )?;
+        let mut impact_args = check;
+        impact_args[1] = "impact";
+        let (code, impact, err) = kubectl(cluster, &impact_args)?;
         anyhow::ensure!(code == 0, "impact exited {code}: {err}");
         let impact: serde_json::Value = serde_json::from_str(&impact)?;
         anyhow::ensure!(impact["summary"]["podsDisrupted"] == 3, "impact: {impact}");

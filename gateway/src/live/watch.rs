@@ -78,7 +78,8 @@ impl<K: Watched> Watch<K> {
     }
 }
 
-/// Retries of a resource not (yet) served before the backoff takes over: 2 s in all.
+/// Retries of a resource not (yet) served before the backoff takes over: 2 s in all, each time
+/// the resource stops being served.
 const QUICK_RETRIES: u32 = 20;
 const QUICK_RETRY_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -106,6 +107,10 @@ pub async fn run<K: Watched>(watch: Watch<K>, model: Arc<LiveModel>, mut sink: i
                 tracing::warn!(watch = %watch.name, %feeds, error = %error, effect = feeds.while_failing(),
                     "watch failed; re-listing after backoff");
             }
+        }
+        if !absent {
+            // Served again: a later disappearance (a CRD deleted and re-created) gets its own.
+            quick_retries = 0;
         }
         let delay = if absent && quick_retries < QUICK_RETRIES {
             quick_retries += 1;

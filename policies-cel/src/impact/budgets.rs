@@ -18,10 +18,10 @@ use crate::impact::subject::Subject;
 
 /// A budget's numbers over today's pods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Numbers {
-    selected: usize,
-    desired: usize,
-    current: usize,
+pub(crate) struct Numbers {
+    pub selected: usize,
+    pub desired: usize,
+    pub current: usize,
 }
 
 impl Numbers {
@@ -60,7 +60,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 }
 
 /// The budget's numbers, when `pdb` is a PodDisruptionBudget.
-fn numbers(view: &dyn ClusterView, pdb: &Object) -> Option<Numbers> {
+pub(crate) fn numbers(view: &dyn ClusterView, pdb: &Object) -> Option<Numbers> {
     let Spec::PodDisruptionBudget {
         selector,
         min_available,

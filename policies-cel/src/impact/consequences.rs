@@ -37,6 +37,14 @@ pub(crate) fn workload_of<'a>(view: &'a dyn ClusterView, pod: &Object) -> Option
     Some(owner)
 }
 
+/// The kinds `workloadsDown` counts (a Job's or a custom controller's pods count as pods only).
+fn is_workload(object: &Object) -> bool {
+    matches!(
+        &*object.key.kind,
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+    )
+}
+
 /// The pods a workload runs (through its ReplicaSets for a Deployment).
 pub(crate) fn pods_of<'a>(view: &'a dyn ClusterView, workload: &Object) -> Vec<&'a Object> {
     let Some(uid) = &workload.uid else {
@@ -91,7 +99,8 @@ fn same(key: &ObjectKey, namespace: &str, name: &str) -> bool {
 }
 
 /// Works out the consequences of `effects` and assembles the estimate.
-pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effects) -> Impact {
+pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: Effects) -> Impact {
+    effects.release_held_volumes();
     let mut impact = Impact {
         action: subject.describe(),
         activity: subject.activity(),
@@ -146,7 +155,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effec
         for pdb in view.selecting_pod("PodDisruptionBudget", pod) {
             pdbs.insert(pdb.key.clone(), pdb);
         }
-        if let Some(workload) = workload_of(view, pod) {
+        if let Some(workload) = workload_of(view, pod).filter(|w| is_workload(w)) {
             workloads.insert(workload.key.clone(), workload);
         }
     }
@@ -201,6 +210,17 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effec
         });
     }
 
+    // Pods that leave for good with replicas their controller drops (a scale-down, or the
+    // controller's own deletion).
+    let replicas_removed: BTreeSet<&ObjectKey> = stopped
+        .iter()
+        .filter(|(_, stop)| !stop.replaced)
+        .filter(|(pod, _)| {
+            workload_of(view, pod)
+                .is_some_and(|w| effects.settles_at.contains_key(&w.key) || effects.is_deleted(&w.key))
+        })
+        .map(|(pod, _)| &pod.key)
+        .collect();
     for pdb in pdbs
         .values()
         .filter(|p| !effects.is_deleted(&p.key) && !pdb_overridden(&p.key))
@@ -218,7 +238,22 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, effects: Effec
             .into_iter()
             .filter(|p| p.pod().is_some_and(|s| !s.finished()))
             .collect();
-        let expected = selected.len();
+        // For maxUnavailable and percentage budgets the disruption controller expects as many
+        // pods as their controllers' scale: replicas a scale-down (or the controller's deletion)
+        // removes leave the expected count with them, so they are not a disruption.
+        let follows_scale = match min_available {
+            Some(min) => matches!(min, IntOrPercent::Percent(_)),
+            None => max_unavailable.is_some(),
+        };
+        let expected = if follows_scale {
+            selected.len()
+                - selected
+                    .iter()
+                    .filter(|p| replicas_removed.contains(&p.key))
+                    .count()
+        } else {
+            selected.len()
+        };
         let desired = desired_healthy(*min_available, *max_unavailable, expected);
         let current = selected.iter().filter(|p| healthy(p)).count();
         let removed = selected

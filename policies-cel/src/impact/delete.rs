@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use crate::cluster::object::Spec;
 use crate::cluster::{ClusterView, Object, ObjectKey};
-use crate::impact::effects::Effects;
+use crate::impact::effects::{Effects, HeldVolume};
 use crate::impact::subject::Subject;
 
 /// How dependents are treated when their owner is deleted.
@@ -56,6 +56,25 @@ pub(crate) fn propagation(subject: &Subject) -> Propagation {
 
 /// Estimates a DELETE of the subject.
 pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let propagation = propagation(subject);
+    delete_with(
+        view,
+        subject,
+        propagation,
+        "deleted by the request".to_owned(),
+        effects,
+    );
+}
+
+/// Estimates the deletion of the subject with `propagation` (a DELETE's own, or the one a
+/// deletion completed by removing its last finalizer was made with).
+pub(crate) fn delete_with(
+    view: &dyn ClusterView,
+    subject: &Subject,
+    propagation: Propagation,
+    reason: String,
+    effects: &mut Effects,
+) {
     let Some(target) = view.get(&subject.key) else {
         effects.note(format!(
             "{} is not in the cluster model: nothing is known to be deleted",
@@ -64,20 +83,13 @@ pub(crate) fn delete(view: &dyn ClusterView, subject: &Subject, effects: &mut Ef
         return;
     };
     note_dangling_owners(view, target, effects);
-    let propagation = propagation(subject);
     if propagation == Propagation::Orphan {
         effects.note(format!(
             "propagationPolicy Orphan: the dependents of {} are kept",
             subject.key
         ));
     }
-    cascade(
-        view,
-        target,
-        propagation,
-        "deleted by the request".to_owned(),
-        effects,
-    );
+    cascade(view, target, propagation, reason, effects);
 }
 
 /// Owners that no longer exist, or whose uid now belongs to another object: the requester may be
@@ -239,16 +251,16 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
 /// delays that until the pods using it stop).
 pub(crate) fn claim_deleted(view: &dyn ClusterView, claim: &Object, effects: &mut Effects) {
     let key = &claim.key;
-    let users: Vec<String> = view
+    let users: Vec<&Object> = view
         .pods_using_claim(&key.namespace, &key.name)
         .into_iter()
         .filter(|p| !p.pod().is_some_and(|s| s.finished()))
-        .map(|p| p.key.name.to_string())
         .collect();
     if !users.is_empty() {
+        let names: Vec<&str> = users.iter().map(|p| &*p.key.name).collect();
         effects.note(format!(
             "{key} is in use by {}: pvc-protection delays its deletion until they stop, it does not save the data",
-            users.join(", ")
+            names.join(", ")
         ));
     }
     match view.volume_of_claim(&key.namespace, &key.name) {
@@ -256,10 +268,16 @@ pub(crate) fn claim_deleted(view: &dyn ClusterView, claim: &Object, effects: &mu
             Spec::PersistentVolume {
                 reclaim_delete: true, ..
             } => {
-                effects.delete(
-                    volume,
-                    format!("released by deleted {key} (reclaimPolicy Delete)"),
-                );
+                let reason = format!("released by deleted {key} (reclaimPolicy Delete)");
+                if users.is_empty() {
+                    effects.delete(volume, reason);
+                } else {
+                    effects.held_volumes.push(HeldVolume {
+                        volume: volume.key.clone(),
+                        users: users.iter().map(|p| p.key.clone()).collect(),
+                        reason,
+                    });
+                }
                 let reason = format!(
                     "{key} deleted; its PersistentVolume {} reclaims with Delete",
                     volume.key.name

@@ -45,6 +45,17 @@ pub(crate) struct Effects {
     pub pdb_overrides: Vec<PdbEffect>,
     /// Running pods' references to ConfigMap/Secret keys the request removes.
     pub broken_references: Vec<BrokenReference>,
+    /// Volumes whose deleted claim pvc-protection holds for the pods still using it: deleted
+    /// only if the request stops all those pods too ([`Effects::release_held_volumes`]).
+    pub held_volumes: Vec<HeldVolume>,
+}
+
+/// A volume released by a deleted claim that running pods still mount.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HeldVolume {
+    pub volume: ObjectKey,
+    pub users: Vec<ObjectKey>,
+    pub reason: String,
 }
 
 impl Effects {
@@ -55,6 +66,19 @@ impl Effects {
         }
         self.deleted.push((object.key.clone(), reason.into()));
         true
+    }
+
+    /// Deletes the held volumes whose every user the request stops; the others stay until
+    /// their pods stop (their data loss is counted all the same).
+    pub fn release_held_volumes(&mut self) {
+        let held = std::mem::take(&mut self.held_volumes);
+        for volume in held {
+            if volume.users.iter().all(|pod| self.stop_index.contains_key(pod))
+                && self.deleted_keys.insert(volume.volume.clone())
+            {
+                self.deleted.push((volume.volume, volume.reason));
+            }
+        }
     }
 
     /// True when `key` is already recorded as deleted.

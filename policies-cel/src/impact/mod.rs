@@ -11,11 +11,14 @@ mod create;
 mod delete;
 mod effects;
 mod fields;
+mod finalizers;
+mod labels;
 mod nodes;
 mod pods;
 pub mod report;
 mod services;
 pub(crate) mod subject;
+mod volumes;
 mod workloads;
 
 pub use fields::ImpactFields;
@@ -36,30 +39,40 @@ pub(crate) fn field<'a>(json: &'a serde_json::Value, keys: &[&str]) -> Option<&'
 pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
     let subject = Subject::new(request, view);
     let mut effects = Effects::default();
+    match finalizers::completed_deletion(&subject) {
+        Some(propagation) => finalizers::estimate(view, &subject, propagation, &mut effects),
+        None => by_request(view, &subject, &mut effects),
+    }
+    consequences::assemble(view, &subject, effects)
+}
+
+/// The rule for what the request itself asks (every request but a completed deletion).
+fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let kind = subject.key.kind.clone();
     match (subject.operation, subject.sub_resource.as_str(), &*kind) {
         ("DELETE", "", "ConfigMap" | "Secret") => {
-            delete::delete(view, &subject, &mut effects);
-            config::deleted(view, &subject, &mut effects);
+            delete::delete(view, subject, effects);
+            config::deleted(view, subject, effects);
         }
-        ("DELETE", "", _) => delete::delete(view, &subject, &mut effects),
-        ("CREATE", "eviction", "Pod") => pods::evict(view, &subject, &mut effects),
+        ("DELETE", "", _) => delete::delete(view, subject, effects),
+        ("CREATE", "eviction", "Pod") => pods::evict(view, subject, effects),
         ("UPDATE", "" | "scale", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
-            workloads::estimate(view, &subject, &mut effects)
+            workloads::estimate(view, subject, effects)
         }
-        ("UPDATE", "", "Service") => services::estimate(view, &subject, &mut effects),
-        ("UPDATE", "", "Node") => nodes::estimate(view, &subject, &mut effects),
-        ("UPDATE", "", "ConfigMap" | "Secret") => config::estimate(view, &subject, &mut effects),
-        ("UPDATE" | "CREATE", "", "PodDisruptionBudget") => budgets::estimate(view, &subject, &mut effects),
+        ("UPDATE", "", "Service") => services::estimate(view, subject, effects),
+        ("UPDATE", "", "Pod") => labels::estimate(view, subject, effects),
+        ("UPDATE", "", "Node") => nodes::estimate(view, subject, effects),
+        ("UPDATE", "", "ConfigMap" | "Secret") => config::estimate(view, subject, effects),
+        ("UPDATE" | "CREATE", "", "PodDisruptionBudget") => budgets::estimate(view, subject, effects),
+        ("UPDATE", "", "PersistentVolume") => volumes::estimate(view, subject, effects),
         ("CREATE", "", "ReplicaSet" | "Service" | "Deployment" | "StatefulSet") => {
-            create::estimate(view, &subject, &mut effects)
+            create::estimate(view, subject, effects)
         }
         _ => effects.note(format!(
             "the estimate does not model `{}` yet: no effect is counted",
             subject.describe()
         )),
     }
-    consequences::assemble(view, &subject, effects)
 }
 
 impl Impact {

@@ -859,3 +859,229 @@ fn a_deployment_adopts_no_orphan_pod() {
         "pods web-a, web-b, web-c match the selector of new Deployment shop/web but are not adopted",
     );
 }
+
+// ---- finalizers removed, reclaim policies changed --------------------------------------------
+
+fn held_config_map(deleting: bool, finalizers: Json) -> Json {
+    let mut extra = json!({"finalizers": finalizers});
+    if deleting {
+        extra["deletionTimestamp"] = json!("2025-03-02T10:00:00Z");
+    }
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": metadata("shop", "held", "ConfigMap", extra), "data": {"mode": "fast"}})
+}
+
+fn held_and_part() -> ClusterModel {
+    let mut held = object(
+        "ConfigMap",
+        "shop",
+        "held",
+        Spec::ConfigMap { keys: Box::default() },
+    );
+    held.uid = Some(uid("ConfigMap", "held").to_string().into());
+    held.terminating = true;
+    let part = owned_by(
+        object(
+            "ConfigMap",
+            "shop",
+            "held-part",
+            Spec::ConfigMap { keys: Box::default() },
+        ),
+        &held,
+    );
+    model(vec![held, part])
+}
+
+#[test]
+fn removing_the_last_finalizer_of_an_object_being_deleted_deletes_it_with_its_dependents() {
+    let request = update(
+        CONFIG_MAPS,
+        "ConfigMap",
+        "shop",
+        "held",
+        held_config_map(true, json!(["e2e.suture.dev/hold"])),
+        held_config_map(true, json!([])),
+    );
+    let impact = estimate(&request, &held_and_part());
+    let mut deleted: Vec<String> = impact.deleted.iter().map(|d| d.object.display()).collect();
+    deleted.sort();
+    assert_eq!(deleted, ["ConfigMap shop/held", "ConfigMap shop/held-part"]);
+    noted(&impact, "its last finalizer");
+}
+
+#[test]
+fn the_orphan_finalizer_keeps_the_dependents_of_the_completed_deletion() {
+    let request = update(
+        CONFIG_MAPS,
+        "ConfigMap",
+        "shop",
+        "held",
+        held_config_map(true, json!(["orphan", "e2e.suture.dev/hold"])),
+        held_config_map(true, json!(null)),
+    );
+    let impact = estimate(&request, &held_and_part());
+    assert_eq!(impact.summary.deleted, 1);
+}
+
+#[test]
+fn removing_a_finalizer_from_an_object_not_being_deleted_deletes_nothing() {
+    let request = update(
+        CONFIG_MAPS,
+        "ConfigMap",
+        "shop",
+        "held",
+        held_config_map(false, json!(["e2e.suture.dev/hold"])),
+        held_config_map(false, json!([])),
+    );
+    assert_eq!(estimate(&request, &held_and_part()).summary, Summary::default());
+}
+
+#[test]
+fn removing_one_of_two_finalizers_deletes_nothing_yet() {
+    let request = update(
+        CONFIG_MAPS,
+        "ConfigMap",
+        "shop",
+        "held",
+        held_config_map(true, json!(["a.example/x", "b.example/y"])),
+        held_config_map(true, json!(["b.example/y"])),
+    );
+    assert_eq!(estimate(&request, &held_and_part()).summary, Summary::default());
+}
+
+fn volume_json(policy: &str, claim: Option<&str>) -> Json {
+    let mut spec = json!({"persistentVolumeReclaimPolicy": policy, "capacity": {"storage": "1Gi"}});
+    if let Some(claim) = claim {
+        spec["claimRef"] = json!({"kind": "PersistentVolumeClaim", "namespace": "shop", "name": claim});
+    }
+    json!({"apiVersion": "v1", "kind": "PersistentVolume",
+           "metadata": metadata("", "vol", "PersistentVolume", json!({})), "spec": spec})
+}
+
+fn reclaim_to_delete(claim: Option<&str>, model: &ClusterModel) -> Impact {
+    let request = update(
+        ("", "v1", "persistentvolumes"),
+        "PersistentVolume",
+        "",
+        "vol",
+        volume_json("Retain", claim),
+        volume_json("Delete", claim),
+    );
+    estimate(&request, model)
+}
+
+#[test]
+fn retain_to_delete_on_a_released_volume_deletes_it_and_its_data() {
+    let cluster = model(vec![pv("vol", "shop", "gone", false)]);
+    let impact = reclaim_to_delete(Some("gone"), &cluster);
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 1,
+            data_loss: 1,
+            ..Summary::default()
+        }
+    );
+}
+
+#[test]
+fn retain_to_delete_on_a_bound_volume_only_notes_the_loss_to_come() {
+    let cluster = model(vec![pv("vol", "shop", "data", false), pvc("shop", "data", "vol")]);
+    let impact = reclaim_to_delete(Some("data"), &cluster);
+    assert_eq!(impact.summary, Summary::default());
+    noted(&impact, "destroyed when that claim is deleted");
+}
+
+#[test]
+fn retain_to_delete_on_a_volume_never_bound_loses_nothing() {
+    let mut volume = pv("vol", "shop", "x", false);
+    volume.spec = Spec::PersistentVolume {
+        reclaim_delete: false,
+        claim: None,
+    };
+    let impact = reclaim_to_delete(None, &model(vec![volume]));
+    assert_eq!(impact.summary, Summary::default());
+}
+
+// ---- pod labels ----------------------------------------------------------------------------
+
+fn pod_json(name: &str, labels: Json) -> Json {
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": metadata("shop", name, "Pod", json!({"labels": labels})),
+           "spec": {"nodeName": "node-b", "containers": [{"name": "app", "image": "nginx"}]}})
+}
+
+fn relabel(name: &str, old: Json, new: Json, cluster: &ClusterModel) -> Impact {
+    let request = update(
+        ("", "v1", "pods"),
+        "Pod",
+        "shop",
+        name,
+        pod_json(name, old),
+        pod_json(name, new),
+    );
+    estimate(&request, cluster)
+}
+
+/// Service `shop/solo` over one ready pod, with a budget of minAvailable 1 over it.
+fn solo() -> ClusterModel {
+    let service = object(
+        "Service",
+        "shop",
+        "solo",
+        Spec::Service {
+            selector: Some(labels(&[("app", "solo")])),
+        },
+    );
+    let pod = with_labels(pod("shop", "solo", "node-b", true), &[("app", "solo")]);
+    model(vec![
+        service,
+        pod,
+        pdb_min_available("shop", "solo", "solo", IntOrPercent::Int(1)),
+    ])
+}
+
+#[test]
+fn a_label_change_that_takes_the_only_pod_out_of_its_service_leaves_it_dark() {
+    let impact = relabel("solo", json!({"app": "solo"}), json!({"app": "debug"}), &solo());
+    assert_eq!(
+        impact.summary,
+        Summary {
+            services_without_endpoints: 1,
+            pdb_violations: 1,
+            ..Summary::default()
+        }
+    );
+    assert_eq!(
+        (impact.services[0].ready_before, impact.services[0].ready_after),
+        (1, 0)
+    );
+    noted(&impact, "leaves the endpoints of Service shop/solo");
+}
+
+#[test]
+fn a_label_change_that_keeps_the_pod_behind_its_service_harms_nothing() {
+    let impact = relabel(
+        "solo",
+        json!({"app": "solo"}),
+        json!({"app": "solo", "inspected": "true"}),
+        &solo(),
+    );
+    assert_eq!(impact.summary, Summary::default());
+    assert!(impact.services.is_empty() && impact.pdbs.is_empty());
+}
+
+#[test]
+fn one_pod_of_several_leaving_a_service_leaves_it_serving() {
+    let impact = relabel(
+        "web-0",
+        json!({"app": "web", "track": "stable"}),
+        json!({"app": "web", "track": "debug"}),
+        &shop(),
+    );
+    assert_eq!(impact.summary, Summary::default());
+    assert_eq!(
+        (impact.services[0].ready_before, impact.services[0].ready_after),
+        (3, 2)
+    );
+}

@@ -236,20 +236,19 @@ fn deleting_a_claim_in_use_loses_its_data_later() {
         ),
         &cluster,
     );
+    // The claim is deleted now (terminating); its volume only once pg-0 stops, which this
+    // request does not do: the loss is scheduled, the volume is not deleted yet.
     assert_eq!(
         impact.summary,
         Summary {
-            deleted: 2,
+            deleted: 1,
             data_loss: 1,
             ..Summary::default()
         }
     );
     assert_eq!(
         deleted_names(&impact),
-        [
-            "PersistentVolume pv-0",
-            "PersistentVolumeClaim databases/data-pg-0"
-        ]
+        ["PersistentVolumeClaim databases/data-pg-0"]
     );
     assert!(
         impact
@@ -705,5 +704,59 @@ fn a_leftover_claim_nobody_uses_is_not_live_data() {
     assert_eq!(
         impact.volumes[0].stateful_set, None,
         "ordinal 7 is beyond the 3 current replicas"
+    );
+}
+
+#[test]
+fn a_job_deleted_with_background_stops_its_pods_but_is_not_a_workload_down() {
+    let mut job = object("Job", "batch", "nightly", Spec::Job { selector: None });
+    job.key.group = "batch".into();
+    let worker = owned_by(pod("batch", "nightly-x", "node-a", true), &job);
+    let impact = estimate(
+        &delete(
+            ("batch", "v1", "jobs"),
+            "Job",
+            "batch",
+            "nightly",
+            Some("Background"),
+        ),
+        &model(vec![job, worker]),
+    );
+    // workloadsDown counts Deployments, StatefulSets, DaemonSets and ReplicaSets only.
+    assert_eq!(
+        impact.summary,
+        Summary {
+            deleted: 2,
+            pods_disrupted: 1,
+            ..Summary::default()
+        }
+    );
+    assert!(impact.workloads.is_empty());
+}
+
+#[test]
+fn deleting_a_statefulset_leaves_a_max_unavailable_budget_expecting_nothing() {
+    let (mut cluster, _) = database(Retention::default());
+    // The same database, its budget a maxUnavailable one: the disruption controller expects
+    // as many pods as the StatefulSet's scale, and a deleted StatefulSet expects none.
+    let mut budget = pdb_min_available("databases", "pg", "pg", IntOrPercent::Int(2));
+    budget.spec = Spec::PodDisruptionBudget {
+        selector: policies_cel::cluster::object::Selector {
+            match_labels: vec![("app".into(), "pg".into())].into(),
+            expressions: Box::default(),
+        },
+        min_available: None,
+        max_unavailable: Some(IntOrPercent::Int(1)),
+    };
+    cluster.insert(budget);
+    let impact = estimate(
+        &delete(STATEFULSETS, "StatefulSet", "databases", "pg", None),
+        &cluster,
+    );
+    assert_eq!(impact.summary.pods_disrupted, 3);
+    assert_eq!(impact.summary.pdb_violations, 0);
+    assert_eq!(
+        (impact.pdbs[0].desired_healthy, impact.pdbs[0].healthy_after),
+        (0, 0)
     );
 }

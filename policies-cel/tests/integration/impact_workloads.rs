@@ -630,7 +630,7 @@ fn statefulset_scale_down_with_a_template_change_rolls_the_remaining_pods() {
     let impact = estimate(&request, &model);
 
     // db-4 and db-3 go for good; db-2, db-1, db-0 are replaced one at a time (db-2 first).
-    assert_eq!(figures(&impact), [2, 5, 0, 0, 0, 0, 1]);
+    assert_eq!(figures(&impact), [5, 5, 0, 0, 0, 0, 1]);
     assert_eq!(
         stopped(&impact),
         [
@@ -663,7 +663,7 @@ fn statefulset_partition_2_of_4_replaces_ordinals_2_and_3_one_at_a_time() {
 
     let impact = estimate(&request, &model);
 
-    assert_eq!(figures(&impact), [0, 2, 0, 0, 0, 0, 0]);
+    assert_eq!(figures(&impact), [2, 2, 0, 0, 0, 0, 0]);
     assert_eq!(stopped(&impact), [("db-3", true), ("db-2", true)]);
     assert_eq!(workloads(&impact), [("StatefulSet db".to_owned(), 4, 4, 3)]);
     assert_eq!(quorum(&impact), [("db", 4, 3, 3, false)]);
@@ -725,7 +725,7 @@ fn deployment_rollout_with_max_unavailable_25_percent_has_one_pod_down_at_worst(
         &model,
     );
 
-    assert_eq!(figures(&impact), [0, 4, 0, 0, 0, 0, 0]);
+    assert_eq!(figures(&impact), [4, 4, 0, 0, 0, 0, 0]);
     assert_eq!(
         stopped(&impact),
         [("web-a", true), ("web-b", true), ("web-c", true), ("web-d", true)]
@@ -754,7 +754,7 @@ fn deployment_rollout_with_surge_only_keeps_every_ready_pod_until_replaced() {
 
     // Every pod is replaced, none is down before its replacement is ready: even a budget that
     // allows no disruption holds.
-    assert_eq!(figures(&impact), [0, 4, 0, 0, 0, 0, 0]);
+    assert_eq!(figures(&impact), [4, 4, 0, 0, 0, 0, 0]);
     assert_eq!(
         stopped(&impact),
         [("web-a", true), ("web-b", true), ("web-c", true), ("web-d", true)]
@@ -786,7 +786,7 @@ fn deployment_rollout_rounds_max_unavailable_down_and_max_surge_up() {
     );
 
     // 25% of 10: maxUnavailable 2 (2.5 down), maxSurge 3 (2.5 up); the budget allows only 1.
-    assert_eq!(figures(&impact), [0, 10, 0, 0, 1, 0, 0]);
+    assert_eq!(figures(&impact), [10, 10, 0, 0, 1, 0, 0]);
     assert_eq!(
         impact.pods[0].reason,
         "rollout of a new pod template (RollingUpdate: maxUnavailable 2, maxSurge 3 of 10)"
@@ -810,7 +810,7 @@ fn deployment_recreate_takes_every_pod_down_at_once() {
 
     let impact = estimate(&rollout_of_web(3, recreate), &model);
 
-    assert_eq!(figures(&impact), [0, 3, 0, 1, 1, 1, 0]);
+    assert_eq!(figures(&impact), [3, 3, 0, 1, 1, 1, 0]);
     assert_eq!(
         stopped(&impact),
         [("web-a", true), ("web-b", true), ("web-c", true)]
@@ -992,7 +992,7 @@ fn daemonset_rollout_with_max_unavailable_1_has_one_node_down_at_worst() {
 
     let impact = estimate(&daemon_rollout(json!(1), json!(0)), &model);
 
-    assert_eq!(figures(&impact), [0, 15, 0, 0, 0, 0, 0]);
+    assert_eq!(figures(&impact), [15, 15, 0, 0, 0, 0, 0]);
     assert!(impact.pods.iter().all(|p| p.replaced));
     assert_eq!(
         impact.pods[0].reason,
@@ -1016,7 +1016,7 @@ fn daemonset_rollout_with_max_unavailable_10_percent_rounds_up() {
     let impact = estimate(&daemon_rollout(json!("10%"), json!(0)), &model);
 
     // 10% of 15 = 1.5, rounded up to 2: more than the budget's 1.
-    assert_eq!(figures(&impact), [0, 15, 0, 0, 1, 0, 0]);
+    assert_eq!(figures(&impact), [15, 15, 0, 0, 1, 0, 0]);
     assert_eq!(
         impact.pods[0].reason,
         "rollout of a new pod template (RollingUpdate: maxUnavailable 2 of 15 scheduled)"
@@ -1032,7 +1032,7 @@ fn daemonset_rollout_with_a_surge_keeps_every_node_covered() {
 
     let impact = estimate(&daemon_rollout(json!(0), json!(1)), &model);
 
-    assert_eq!(figures(&impact), [0, 3, 0, 0, 0, 0, 0]);
+    assert_eq!(figures(&impact), [3, 3, 0, 0, 0, 0, 0]);
     assert_eq!(workloads(&impact), [("DaemonSet agent".to_owned(), 3, 3, 3)]);
 }
 
@@ -1198,4 +1198,81 @@ fn reviews_read_from_text_and_from_trees_estimate_alike() {
         "the templates are equal: {:?}",
         impact.pods
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Budgets that follow the scale, and the ReplicaSet controller's co-location ranking (found by
+// the reality harness, e2e/src/reality)
+// ---------------------------------------------------------------------------------------------
+
+fn web_of_four(model: &mut ClusterModel) {
+    deployment(
+        model,
+        "web",
+        rolling(IntOrPercent::Percent(25), IntOrPercent::Percent(25)),
+        &[("web-a", true), ("web-b", true), ("web-c", true), ("web-d", true)],
+    );
+}
+
+#[test]
+fn scale_down_under_max_unavailable_moves_desired_healthy_with_the_scale() {
+    let mut model = ClusterModel::default();
+    web_of_four(&mut model);
+    pdb(&mut model, "web", "web", None, Some(IntOrPercent::Int(1)));
+    let impact = estimate(&scale("Deployment", "web", 4, json!({"replicas": 2})), &model);
+    // Expected pods follow the Deployment's scale (2): desiredHealthy 1, 2 stay healthy.
+    assert_eq!(pdbs(&impact), [("web", 1, 4, 2, false)]);
+    assert_eq!(figures(&impact)[4], 0);
+}
+
+#[test]
+fn scale_down_under_a_percentage_min_available_moves_desired_healthy_with_the_scale() {
+    let mut model = ClusterModel::default();
+    web_of_four(&mut model);
+    pdb(&mut model, "web", "web", Some(IntOrPercent::Percent(50)), None);
+    let impact = estimate(&scale("Deployment", "web", 4, json!({"replicas": 1})), &model);
+    assert_eq!(pdbs(&impact), [("web", 1, 4, 1, false)]);
+}
+
+#[test]
+fn scale_down_under_an_integer_min_available_still_breaks_the_budget() {
+    let mut model = ClusterModel::default();
+    web_of_four(&mut model);
+    pdb(&mut model, "web", "web", Some(IntOrPercent::Int(3)), None);
+    let impact = estimate(&scale("Deployment", "web", 4, json!({"replicas": 2})), &model);
+    assert_eq!(pdbs(&impact), [("web", 3, 4, 2, true)]);
+    assert_eq!(figures(&impact)[4], 1);
+}
+
+#[test]
+fn a_rollout_under_max_unavailable_keeps_the_expected_count() {
+    let mut model = ClusterModel::default();
+    web_of_four(&mut model);
+    pdb(&mut model, "web", "web", None, Some(IntOrPercent::Int(0)));
+    let impact = estimate(
+        &rollout_of_web(4, rolling_json(json!("25%"), json!("25%"))),
+        &model,
+    );
+    // Replaced pods are not removed replicas: the budget still expects 4.
+    assert_eq!(pdbs(&impact), [("web", 4, 4, 3, true)]);
+}
+
+#[test]
+fn scale_down_removes_pods_doubled_up_on_a_node_first() {
+    use policies_cel::cluster::ClusterView as _;
+    let mut model = ClusterModel::default();
+    web_of_four(&mut model);
+    // web-c and web-d share node-shared; web-a and web-b have a node each.
+    for name in ["web-c", "web-d"] {
+        let key = ObjectKey::new("", "Pod", NS, name);
+        let mut pod = model.get(&key).cloned().unwrap();
+        if let Spec::Pod(spec) = &mut pod.spec {
+            spec.node = Some("node-shared".into());
+        }
+        model.insert(pod);
+    }
+    let impact = estimate(&scale("Deployment", "web", 4, json!({"replicas": 2})), &model);
+    let mut gone: Vec<&str> = impact.pods.iter().map(|p| p.name.as_str()).collect();
+    gone.sort();
+    assert_eq!(gone, ["web-c", "web-d"]);
 }

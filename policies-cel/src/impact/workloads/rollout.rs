@@ -1,4 +1,4 @@
-//! A new pod template rolls out: every pod is replaced (`replaced = true`), and the strategy's
+//! A new pod template rolls out: every pod is replaced (deleted, and `replaced = true`), and the strategy's
 //! arithmetic decides how many ready pods are down together at the worst moment.
 //!
 //! - Deployment RollingUpdate: Kubernetes' `ResolveFenceposts` (maxSurge rounds up, maxUnavailable
@@ -153,6 +153,9 @@ fn replace(pods: &[&Object], down: usize, reason: &str, effects: &mut Effects) {
         } else {
             true
         };
+        // The controller deletes the old pod (its replacement is a new object, even where a
+        // StatefulSet gives it the same name).
+        effects.delete(pod, reason);
         effects.stop(pod, true, at_worst, reason);
     }
 }

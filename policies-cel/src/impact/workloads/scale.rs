@@ -1,10 +1,12 @@
 //! Scale-down: which pods go, as the controllers choose them. The ReplicaSet controller (and
 //! through it a Deployment) removes the lowest-ranked pods first — unassigned before assigned,
-//! Pending before Unknown before Running, not-ready before ready; ties are broken by name here,
-//! where Kubernetes goes on to readiness time, restarts and age. A StatefulSet removes its highest
+//! Pending before Unknown before Running, not-ready before ready, then pods doubled up on a node
+//! with more of the workload's pods; ties are broken by name here, where Kubernetes goes on to
+//! readiness time, restarts and age (which the model does not hold). A StatefulSet removes its highest
 //! ordinals, and with `persistentVolumeClaimRetentionPolicy.whenScaled: Delete` their claims.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cluster::object::Phase;
 use crate::cluster::{ClusterView, Object, ObjectKey, Spec};
@@ -49,22 +51,37 @@ pub(super) fn scale_down<'a>(
     survivors
 }
 
-/// The ReplicaSet controller's ranking of pods to delete, lowest first (`ActivePods.Less`,
-/// its main criteria), ties by name.
-fn removal_rank(pod: &Object) -> (u8, u8, u8) {
-    let Some(spec) = pod.pod() else { return (0, 0, 0) };
+/// The ReplicaSet controller's ranking of pods to delete, lowest first (`ActivePodsWithRanks.Less`,
+/// its criteria up to co-location: unassigned, Pending before Unknown before Running, not ready,
+/// then pods sharing their node with more of the workload's pods), ties by name.
+fn removal_rank(pod: &Object, colocated: &BTreeMap<&str, usize>) -> (u8, u8, u8, Reverse<usize>) {
+    let Some(spec) = pod.pod() else {
+        return (0, 0, 0, Reverse(0));
+    };
     let assigned = u8::from(spec.node.is_some());
     let phase = match spec.phase {
         Phase::Unknown => 1,
         Phase::Running => 2,
         _ => 0,
     };
-    (assigned, phase, u8::from(spec.ready))
+    let on_node = spec
+        .node
+        .as_deref()
+        .and_then(|node| colocated.get(node))
+        .copied()
+        .unwrap_or(0);
+    (assigned, phase, u8::from(spec.ready), Reverse(on_node))
 }
 
 /// Splits `pods` into the lowest-ranked surplus over `keep` and the rest.
 fn by_rank(mut pods: Vec<&Object>, keep: usize) -> (Vec<&Object>, Vec<&Object>) {
-    pods.sort_by(|a, b| (removal_rank(a), &a.key.name).cmp(&(removal_rank(b), &b.key.name)));
+    let mut colocated: BTreeMap<&str, usize> = BTreeMap::new();
+    for node in pods.iter().filter_map(|p| p.pod()?.node.as_deref()) {
+        *colocated.entry(node).or_default() += 1;
+    }
+    pods.sort_by(|a, b| {
+        (removal_rank(a, &colocated), &a.key.name).cmp(&(removal_rank(b, &colocated), &b.key.name))
+    });
     let surplus = pods.len().saturating_sub(keep);
     let survivors = pods.split_off(surplus);
     (pods, survivors)

@@ -1,0 +1,53 @@
+//! An UPDATE of a PersistentVolume's reclaim policy. Retain → Delete on a Released volume (its
+//! claim gone) makes the PV controller delete it and its data now; on a bound volume it only
+//! decides what happens once the claim goes (noted, not counted); on a volume never bound,
+//! nothing.
+
+use crate::cluster::object::Spec;
+use crate::cluster::{ClusterView, ObjectKey};
+use crate::impact::effects::Effects;
+use crate::impact::field;
+use crate::impact::subject::Subject;
+
+fn reclaims_with_delete(object: Option<&serde_json::Value>) -> bool {
+    object
+        .and_then(|o| field(o, &["spec", "persistentVolumeReclaimPolicy"]))
+        .and_then(|p| p.as_str())
+        == Some("Delete")
+}
+
+/// Estimates an UPDATE of a PersistentVolume.
+pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    if reclaims_with_delete(subject.old_object()) || !reclaims_with_delete(subject.object()) {
+        return;
+    }
+    let Some(volume) = view.get(&subject.key) else {
+        effects.note(format!(
+            "{} is not in the cluster model: no effect is counted",
+            subject.key
+        ));
+        return;
+    };
+    let Spec::PersistentVolume {
+        claim: Some((namespace, name)),
+        ..
+    } = &volume.spec
+    else {
+        effects.note(format!(
+            "{} has never been bound: reclaimPolicy Delete applies once a claim binds and releases it",
+            subject.key
+        ));
+        return;
+    };
+    let claim = ObjectKey::new("", "PersistentVolumeClaim", namespace, name);
+    if view.get(&claim).is_some() {
+        effects.note(format!(
+            "{} stays bound to {claim}: its data is destroyed when that claim is deleted",
+            subject.key
+        ));
+        return;
+    }
+    let reason = format!("Released by {claim}; reclaimPolicy Retain → Delete deletes it and its data");
+    effects.delete(volume, reason.clone());
+    effects.lose_volume(namespace, name, Some(&subject.key.name), reason);
+}

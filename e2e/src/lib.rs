@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod harness;
 pub mod kubeconfig;
 pub mod latency;
+pub mod reality;
 pub mod scene;
 pub mod scenes;
 pub mod simulator;

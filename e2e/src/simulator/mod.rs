@@ -8,11 +8,14 @@ mod placement;
 mod pods;
 mod volumes;
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
 use futures::{Stream, StreamExt};
 use kube::runtime::watcher;
 use tokio::task::JoinHandle;
 
-pub use nodes::TAINT_KEY;
+pub use nodes::{DEDICATED_KEY, TAINT_KEY};
 pub use pods::READY_ANNOTATION;
 pub use volumes::PROVISIONER;
 
@@ -34,39 +37,77 @@ where
     })
 }
 
+/// The simulated nodes (name → host IP), shared by the simulation's loops: nodes added while it
+/// runs are simulated from then on.
+pub(crate) type Registry = Arc<RwLock<BTreeMap<String, String>>>;
+
+/// The names in `registry` (a poisoned lock still holds the names).
+pub(crate) fn names(registry: &Registry) -> Vec<String> {
+    let nodes = registry.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    nodes.keys().cloned().collect()
+}
+
 /// A running simulation; dropping it stops its tasks (the Nodes stay).
-#[derive(Debug)]
 pub struct NodeSimulator {
-    nodes: Vec<String>,
+    client: kube::Client,
+    /// The nodes registered at the start (`sim-0`...), in order.
+    initial: Vec<String>,
+    registry: Registry,
     tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for NodeSimulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeSimulator")
+            .field("nodes", &names(&self.registry))
+            .finish_non_exhaustive()
+    }
 }
 
 impl NodeSimulator {
     /// Registers `count` nodes (`sim-0`...) and starts simulating them.
     pub async fn start(client: kube::Client, count: usize) -> anyhow::Result<Self> {
-        let mut names = Vec::new();
+        let registry = Registry::default();
+        let mut initial = Vec::new();
         for index in 0..count {
             let name = format!("sim-{index}");
-            nodes::register(&client, &name, index).await?;
-            names.push(name);
+            let ip = nodes::register(&client, &name, index, None).await?;
+            registry
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(name.clone(), ip);
+            initial.push(name);
         }
-        let addresses = names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| (name.clone(), format!("10.99.0.{}", index + 1)))
-            .collect();
         let tasks = vec![
-            tokio::spawn(nodes::keep_alive(client.clone(), names.clone())),
-            tokio::spawn(pods::run(client.clone(), addresses)),
+            tokio::spawn(nodes::keep_alive(client.clone(), registry.clone())),
+            tokio::spawn(pods::run(client.clone(), registry.clone())),
             tokio::spawn(volumes::provision(client.clone())),
-            tokio::spawn(volumes::reclaim(client)),
+            tokio::spawn(volumes::reclaim(client.clone())),
         ];
-        Ok(Self { nodes: names, tasks })
+        Ok(Self {
+            client,
+            initial,
+            registry,
+            tasks,
+        })
     }
 
-    /// The simulated nodes' names.
+    /// The nodes registered at the start.
     pub fn nodes(&self) -> &[String] {
-        &self.nodes
+        &self.initial
+    }
+
+    /// Registers one more node, `name`, carrying a NoSchedule taint `dedicated_to` (key
+    /// `e2e.suture.dev/dedicated`) when given, so that only pods tolerating it land there, and
+    /// simulates it from now on.
+    pub async fn add_node(&self, name: &str, dedicated_to: Option<&str>) -> anyhow::Result<()> {
+        let index = names(&self.registry).len();
+        let ip = nodes::register(&self.client, name, index, dedicated_to).await?;
+        self.registry
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(name.to_owned(), ip);
+        Ok(())
     }
 }
 

@@ -12,8 +12,13 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use crate::simulator::{Registry, names};
+
 /// The taint every simulated node carries, and test pods tolerate.
 pub const TAINT_KEY: &str = "e2e.suture.dev/simulated";
+
+/// The taint of a node dedicated to one scenario (its value names the scenario).
+pub const DEDICATED_KEY: &str = "e2e.suture.dev/dedicated";
 
 /// How often Leases are renewed (a kubelet's default is 10 s of a 40 s lease).
 const RENEW_EVERY: Duration = Duration::from_secs(10);
@@ -22,8 +27,17 @@ fn now() -> String {
     k8s_openapi::jiff::Timestamp::now().to_string()
 }
 
+/// The host IP of the `index`th simulated node.
+fn address(index: usize) -> String {
+    format!("10.99.{}.{}", index / 250, index % 250 + 1)
+}
+
 /// The Node object of a simulated node.
-fn node(name: &str, index: usize) -> anyhow::Result<Node> {
+fn node(name: &str, index: usize, dedicated_to: Option<&str>) -> anyhow::Result<Node> {
+    let mut taints = vec![json!({"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"})];
+    if let Some(owner) = dedicated_to {
+        taints.push(json!({"key": DEDICATED_KEY, "value": owner, "effect": "NoSchedule"}));
+    }
     Ok(serde_json::from_value(json!({
         "apiVersion": "v1",
         "kind": "Node",
@@ -38,7 +52,7 @@ fn node(name: &str, index: usize) -> anyhow::Result<Node> {
             },
         },
         "spec": {
-            "taints": [{"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"}],
+            "taints": taints,
         },
     }))?)
 }
@@ -48,7 +62,7 @@ fn status(index: usize) -> serde_json::Value {
     json!({"status": {
         "capacity": {"cpu": "32", "memory": "128Gi", "pods": "250"},
         "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "250"},
-        "addresses": [{"type": "InternalIP", "address": format!("10.99.0.{}", index + 1)}],
+        "addresses": [{"type": "InternalIP", "address": address(index)}],
         "conditions": [
             {"type": "Ready", "status": "True", "reason": "KubeletReady",
              "message": "simulated by the suture e2e node simulator",
@@ -69,16 +83,23 @@ fn status(index: usize) -> serde_json::Value {
     }})
 }
 
-/// Creates (or adopts) the node `name` and reports it Ready.
-pub async fn register(client: &kube::Client, name: &str, index: usize) -> anyhow::Result<()> {
+/// Creates (or adopts) the `index`th node, `name`, and reports it Ready: its host IP.
+pub async fn register(
+    client: &kube::Client,
+    name: &str,
+    index: usize,
+    dedicated_to: Option<&str>,
+) -> anyhow::Result<String> {
     let nodes: Api<Node> = Api::all(client.clone());
     if nodes.get_opt(name).await?.is_none() {
-        nodes.create(&PostParams::default(), &node(name, index)?).await?;
+        nodes
+            .create(&PostParams::default(), &node(name, index, dedicated_to)?)
+            .await?;
     }
     nodes
         .patch_status(name, &PatchParams::default(), &Patch::Merge(status(index)))
         .await?;
-    Ok(())
+    Ok(address(index))
 }
 
 /// Renews `name`'s Lease (creating it, owned by its Node, as a kubelet does).
@@ -112,11 +133,11 @@ async fn renew(client: &kube::Client, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Renews every node's Lease forever (errors are retried on the next round: the API server may
-/// be restarting).
-pub async fn keep_alive(client: kube::Client, names: Vec<String>) {
+/// Renews every registered node's Lease forever (errors are retried on the next round: the API
+/// server may be restarting; a node deleted by a test just fails to renew).
+pub async fn keep_alive(client: kube::Client, registry: Registry) {
     loop {
-        for name in &names {
+        for name in &names(&registry) {
             let _ = renew(&client, name).await;
         }
         tokio::time::sleep(RENEW_EVERY).await;

@@ -5,7 +5,7 @@
 //! deletionTimestamp on a simulated node is finished with grace 0, as a kubelet confirms that its
 //! containers stopped.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use futures::StreamExt;
@@ -15,7 +15,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Precon
 use kube::runtime::watcher;
 use serde_json::json;
 
-use crate::simulator::{applied, placement};
+use crate::simulator::{Registry, applied, placement};
 
 /// The annotation that makes a simulated pod Running but not Ready.
 pub const READY_ANNOTATION: &str = "e2e.suture.dev/ready";
@@ -92,12 +92,20 @@ fn running_status(pod: &Pod, ready: bool, ip: &str, host_ip: &str) -> serde_json
 /// What the simulation does with one pod it sees.
 struct Kubelet {
     client: kube::Client,
-    nodes: BTreeSet<String>,
-    host_ips: BTreeMap<String, String>,
+    nodes: Registry,
     load: BTreeMap<String, usize>,
 }
 
 impl Kubelet {
+    /// The host IP of `node` when the simulation runs it.
+    fn host_ip(&self, node: &str) -> Option<String> {
+        let nodes = self
+            .nodes
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        nodes.get(node).cloned()
+    }
+
     async fn handle(&mut self, pod: &Pod) -> anyhow::Result<()> {
         let (Some(name), Some(namespace)) = (pod.metadata.name.as_deref(), pod.metadata.namespace.as_deref())
         else {
@@ -106,7 +114,7 @@ impl Kubelet {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
         let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone());
         if pod.metadata.deletion_timestamp.is_some() {
-            if node_name.as_ref().is_some_and(|n| self.nodes.contains(n)) {
+            if node_name.as_deref().and_then(|n| self.host_ip(n)).is_some() {
                 let params = DeleteParams {
                     grace_period_seconds: Some(0),
                     preconditions: Some(Preconditions {
@@ -127,9 +135,10 @@ impl Kubelet {
         if matches!(phase.as_str(), "Succeeded" | "Failed") {
             return Ok(());
         }
-        match node_name {
-            None => self.bind(&pods, pod, name).await,
-            Some(node) if self.nodes.contains(&node) => {
+        let host_ip = node_name.as_deref().and_then(|n| self.host_ip(n));
+        match (node_name, host_ip) {
+            (None, _) => self.bind(&pods, pod, name).await,
+            (Some(_), Some(host_ip)) => {
                 let ready = wants_ready(pod);
                 let want = if ready { "True" } else { "False" };
                 if phase != "Running" || condition(pod, "Ready").as_deref() != Some(want) {
@@ -138,14 +147,13 @@ impl Kubelet {
                         .as_ref()
                         .and_then(|s| s.pod_ip.clone())
                         .unwrap_or_else(next_ip);
-                    let host_ip = self.host_ips.get(&node).cloned().unwrap_or_default();
                     let status = running_status(pod, ready, &ip, &host_ip);
                     pods.patch_status(name, &PatchParams::default(), &Patch::Merge(status))
                         .await?;
                 }
                 Ok(())
             }
-            Some(_) => Ok(()),
+            (Some(_), None) => Ok(()),
         }
     }
 
@@ -175,11 +183,10 @@ impl Kubelet {
 }
 
 /// Acts on every pod event forever, restarting the watch after errors.
-pub async fn run(client: kube::Client, nodes: Vec<(String, String)>) {
+pub async fn run(client: kube::Client, nodes: Registry) {
     let mut kubelet = Kubelet {
         client: client.clone(),
-        nodes: nodes.iter().map(|(name, _)| name.clone()).collect(),
-        host_ips: nodes.into_iter().collect(),
+        nodes,
         load: BTreeMap::new(),
     };
     let mut pods = applied(Api::<Pod>::all(client), watcher::Config::default()).boxed();

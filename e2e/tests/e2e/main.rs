@@ -9,6 +9,7 @@ mod faults;
 mod model;
 mod plugin;
 mod policies;
+mod reality;
 mod stale_owner;
 
 use std::process::ExitCode;
@@ -25,5 +26,6 @@ fn main() -> ExitCode {
     tests.extend(bad_input::TESTS);
     tests.extend(plugin::TESTS);
     tests.extend(faults::TESTS);
+    tests.extend(reality::TESTS);
     harness::main(&tests)
 }

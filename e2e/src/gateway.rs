@@ -20,8 +20,14 @@ use crate::control_plane::{Process, free_port, tail};
 use crate::kubeconfig::{self, Credentials};
 use crate::scene;
 
-/// The operator identities the suite's install judges (`namespace/name`).
-pub const JUDGED: &[&str] = &["e2e-operators/db-operator", "e2e-operators/web-operator"];
+/// The operator identities the suite's install judges (`namespace/name`): two operators, and a
+/// third-party one installed in kube-system (judged like any other: only the control plane's own
+/// controllers are exempt).
+pub const JUDGED: &[&str] = &[
+    "e2e-operators/db-operator",
+    "e2e-operators/web-operator",
+    "kube-system/e2e-storage-operator",
+];
 
 /// Installs and starts the gateway judging [`JUDGED`] unless a test already did.
 pub async fn ensure(cluster: &mut Cluster) -> anyhow::Result<()> {

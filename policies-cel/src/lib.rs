@@ -7,6 +7,7 @@
 
 pub mod cel;
 pub mod cluster;
+pub mod control_plane;
 pub mod crds;
 pub mod eval;
 pub mod files;

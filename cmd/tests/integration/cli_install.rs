@@ -247,7 +247,16 @@ fn match_conditions_select_the_chosen_identities() {
     let pod_delete = review("pod-delete-pg-main-0.json"); // system:serviceaccount:databases:pg-operator
     assert!(sent(&default, &pod_delete));
     assert!(!sent(&default, &review("deployment-delete-dryrun.json"))); // kubernetes-admin
-    assert!(!sent(&default, &review("pod-eviction-create.json"))); // kube-system's autoscaler
+    // kube-system's cluster-autoscaler is an operator like any other; the control plane's own
+    // controllers are not sent.
+    assert!(sent(&default, &review("pod-eviction-create.json")));
+    assert!(!sent(
+        &default,
+        &as_user(
+            pod_delete.clone(),
+            "system:serviceaccount:kube-system:generic-garbage-collector"
+        )
+    ));
     assert!(!sent(
         &default,
         &as_user(

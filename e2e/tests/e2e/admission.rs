@@ -417,6 +417,15 @@ fn dry_runs_are_judged_and_a_persons_requests_are_not(cluster: &mut Cluster) -> 
             !out.status.success() && stderr.contains("suture-"),
             "dry run not judged: {stderr}"
         );
+        // A third-party operator installed in kube-system is judged like any other (only the
+        // control plane's own controllers are exempt, by name).
+        let system_operator = scene::operator(cluster, "kube-system", "e2e-storage-operator").await?;
+        let out = kubectl_with(cluster, Some(&system_operator.kubeconfig), &args, None)?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        anyhow::ensure!(
+            !out.status.success() && stderr.contains("suture-"),
+            "a kube-system operator's dry run was not judged: {stderr}"
+        );
         let out = kubectl_with(cluster, None, &args, None)?;
         anyhow::ensure!(
             out.status.success(),
@@ -425,7 +434,9 @@ fn dry_runs_are_judged_and_a_persons_requests_are_not(cluster: &mut Cluster) -> 
         );
         let admin: Api<PersistentVolumeClaim> = Api::namespaced(cluster.client.clone(), ns);
         admin.delete("data-db-2", &DeleteParams::default()).await?;
-        println!("  operator's dry run refused; the admin's dry run and claim delete admitted");
+        println!(
+            "  operators' dry runs refused (one in kube-system); the admin's dry run and claim delete admitted"
+        );
         Ok(())
     })
 }

@@ -43,7 +43,8 @@ pub struct InstallArgs {
     #[arg(long = "service-account", value_name = "NS/NAME", value_parser = parse_service_account)]
     pub service_accounts: Vec<String>,
 
-    /// Judge every service account's requests, except kube-system's and the gateway's own
+    /// Judge every service account's requests, except the control plane's controllers' (by
+    /// name, in kube-system) and the gateway's own
     /// (implied when no --identity or --service-account is given)
     #[arg(long)]
     pub all_service_accounts: bool,

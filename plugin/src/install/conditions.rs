@@ -2,6 +2,7 @@
 //! identities, minus noise no policy judges, minus the users allowed to change the gateway.
 
 use k8s_openapi::api::admissionregistration::v1::MatchCondition;
+use policies_cel::control_plane;
 
 use crate::install::names;
 use crate::install::options::InstallOptions;
@@ -27,11 +28,13 @@ pub fn identities(options: &InstallOptions) -> MatchCondition {
         ));
     }
     if options.sends_all_service_accounts() {
+        // The control plane's own controllers are left out by identity, not by namespace: a
+        // third-party operator installed in kube-system is sent like any other.
         alternatives.push(format!(
-            "(request.userInfo.username.startsWith({}) && !request.userInfo.username.startsWith({}) && \
+            "(request.userInfo.username.startsWith({}) && !(request.userInfo.username in {}) && \
              !request.userInfo.username.startsWith({}))",
             literal("system:serviceaccount:"),
-            literal("system:serviceaccount:kube-system:"),
+            list(&control_plane::controller_usernames()),
             literal(&format!("system:serviceaccount:{}:", options.namespace)),
         ));
     }
@@ -112,12 +115,26 @@ mod tests {
     }
 
     #[test]
-    fn naming_nobody_sends_every_service_account_but_system_ones() {
+    fn naming_nobody_sends_every_service_account_but_the_control_planes_and_the_gateways() {
         let expression = identities(&InstallOptions::default()).expression;
-        assert_eq!(
-            expression,
-            r#"(request.userInfo.username.startsWith("system:serviceaccount:") && !request.userInfo.username.startsWith("system:serviceaccount:kube-system:") && !request.userInfo.username.startsWith("system:serviceaccount:suture-system:"))"#
+        assert!(
+            expression.starts_with(
+                r#"(request.userInfo.username.startsWith("system:serviceaccount:") && !(request.userInfo.username in ["system:serviceaccount:kube-system:attachdetach-controller", "#
+            ),
+            "{expression}"
         );
+        assert!(
+            expression.contains(r#""system:serviceaccount:kube-system:generic-garbage-collector""#),
+            "{expression}"
+        );
+        assert!(
+            expression.ends_with(
+                r#"]) && !request.userInfo.username.startsWith("system:serviceaccount:suture-system:"))"#
+            ),
+            "{expression}"
+        );
+        // kube-system as a whole is no longer left out: its other accounts are operators too.
+        assert!(!expression.contains(r#"startsWith("system:serviceaccount:kube-system:")"#));
     }
 
     #[test]

@@ -86,12 +86,13 @@ pub fn webhook(options: &InstallOptions) -> String {
     ) {
         (false, false) => format!("only these identities: {}", options.identities.join(", ")),
         (false, true) => format!(
-            "every service account (but kube-system's and {}'s) and: {}",
+            "every service account (but the control plane's controllers' and {}'s) and: {}",
             options.namespace,
             options.identities.join(", ")
         ),
         _ => format!(
-            "every service account, but kube-system's and {}'s",
+            "every service account, but the control plane's controllers' (kube-controller-manager's \
+             in kube-system, by name) and {}'s: another operator installed in kube-system is sent",
             options.namespace
         ),
     };
@@ -99,8 +100,8 @@ pub fn webhook(options: &InstallOptions) -> String {
         FailurePolicy::Fail => {
             "failurePolicy Fail: while no gateway replica answers, the chosen identities' writes are \
              refused (a webhook that fails open lets the very operator it guards act unjudged). This \
-             cannot lock the cluster: humans, controllers, kube-system and the gateway's own namespace \
-             are never sent, so the gateway can always be repaired. --failure-policy Ignore puts the \
+             cannot lock the cluster: humans, the control plane's controllers, objects in kube-system and \
+             the gateway's own namespace are never sent, so the gateway can always be repaired. --failure-policy Ignore puts the \
              operators' availability first."
         }
         FailurePolicy::Ignore => {

@@ -71,7 +71,8 @@ pub struct InstallOptions {
     pub replicas: i32,
     /// Usernames whose requests are sent to the gateway (`system:serviceaccount:ns:name`, ...).
     pub identities: Vec<String>,
-    /// Also send every service account's requests, except kube-system's and the gateway's own.
+    /// Also send every service account's requests, except the control plane's controllers' and
+    /// the gateway's own.
     pub all_service_accounts: bool,
     /// Users the gateway lets change its own objects (the installer's identity).
     pub allowed_users: Vec<String>,

@@ -63,7 +63,8 @@ pub fn judges_user(
         &subjects.exclude_users,
         &subjects.exclude_groups,
         &subjects.exclude_service_accounts,
-    ) {
+    ) || (subjects.exclude_control_plane && crate::control_plane::is_control_plane(user, groups))
+    {
         return false;
     }
     let everyone =

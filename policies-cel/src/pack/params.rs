@@ -39,10 +39,12 @@ pub const DEFAULT_MAX_DELETED_OBJECTS: u32 = 100;
 #[serde(rename_all = "camelCase")]
 pub struct SafetyPackParamsSpec {
     /// Judge only service accounts of these namespaces (e.g. the operators' namespaces). Empty
-    /// or absent: service accounts of every namespace but kube-system.
+    /// or absent: every service account but the control plane's own (its controllers' in
+    /// kube-system, by name: a third-party operator installed in kube-system is judged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub service_account_namespaces: Vec<String>,
-    /// Never judge service accounts of these namespaces (kube-system is never judged).
+    /// Never judge service accounts of these namespaces (`[kube-system]` exempts every
+    /// kube-system account, as the pack did before it judged third-party operators there).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude_service_account_namespaces: Vec<String>,
     /// Never judge these service accounts, as `namespace/name` (e.g. a trusted GitOps

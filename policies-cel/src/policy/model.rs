@@ -82,6 +82,8 @@ pub struct Subjects {
     pub exclude_users: Vec<String>,
     pub exclude_groups: Vec<String>,
     pub exclude_service_accounts: Vec<String>,
+    /// Never judge the control plane's own identities ([`crate::control_plane`]).
+    pub exclude_control_plane: bool,
 }
 
 /// A compiled policy from either format.

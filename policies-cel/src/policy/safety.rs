@@ -130,6 +130,12 @@ pub struct SafetySubjectsExclude {
     /// Service accounts as `namespace/name`, with `*` wildcards (e.g. `kube-system/*`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub service_accounts: Vec<String>,
+    /// The Kubernetes control plane's own identities: kube-controller-manager's (and
+    /// cloud-controller-manager's) per-controller service accounts in kube-system, the
+    /// components' users (`system:kube-controller-manager`, `system:kube-scheduler`...) and nodes.
+    /// Other service accounts in kube-system (a third-party operator installed there) stay judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub control_plane: bool,
 }
 
 /// What a failed validation does: Deny (the default) rejects the request with the validation's
@@ -280,6 +286,7 @@ fn subjects(ctx: &Ctx<'_>, at: &FieldPath, spec: SafetySubjects, report: &mut Re
         exclude_users: exclude.users,
         exclude_groups: exclude.groups,
         exclude_service_accounts: exclude.service_accounts,
+        exclude_control_plane: exclude.control_plane,
     }
 }
 

@@ -57,12 +57,9 @@ fn pack_judges_operators_takes_params_and_has_the_escape_hatch() {
             .as_ref()
             .unwrap_or_else(|| panic!("{} has no subjects", policy.name));
         assert_eq!(subjects.service_accounts, ["*/*"], "{}", policy.name);
-        assert_eq!(
-            subjects.exclude_service_accounts,
-            ["kube-system/*"],
-            "{}",
-            policy.name
-        );
+        // The control plane is exempt by identity; other kube-system accounts are judged.
+        assert!(subjects.exclude_control_plane, "{}", policy.name);
+        assert!(subjects.exclude_service_accounts.is_empty(), "{}", policy.name);
         assert!(
             policy.match_constraints.is_some(),
             "{} matches every request",

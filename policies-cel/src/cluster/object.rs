@@ -304,6 +304,10 @@ pub enum Spec {
         selector: Selector,
         max_unavailable: IntOrPercent,
         max_surge: IntOrPercent,
+        /// The nodes its pods may run on, from the pod template's `nodeSelector` and required
+        /// node affinity: a node fits when its labels match any of these terms (each term holds
+        /// the nodeSelector's labels too); none means every node.
+        placement: Box<[Selector]>,
     },
     Job {
         selector: Option<Selector>,

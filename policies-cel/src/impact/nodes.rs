@@ -2,9 +2,12 @@
 //! update adds deletes every pod on the node that does not tolerate it (no PodDisruptionBudget
 //! is consulted). A DaemonSet does not put the pod back (its pods follow the same tolerations);
 //! another live controller replaces it elsewhere. Tolerations are read as the pods record them
-//! (DaemonSet pods included). A cordon or a `NoSchedule` taint stops nothing: noted.
+//! (DaemonSet pods included). A cordon or a `NoSchedule` taint stops nothing: noted. A label
+//! change that stops the node fitting a DaemonSet's nodeSelector or required node affinity makes
+//! the DaemonSet controller delete its pod there; other pods keep running (their node affinity
+//! is IgnoredDuringExecution).
 
-use crate::cluster::object::{Taint, Toleration};
+use crate::cluster::object::{Labels, Selector, Taint, Toleration};
 use crate::cluster::{ClusterView, Object, Spec};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
@@ -41,6 +44,42 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
     let no_execute: Vec<&Taint> = added.into_iter().filter(|t| &*t.effect == "NoExecute").collect();
     if !no_execute.is_empty() {
         evict(view, name, &no_execute, effects);
+    }
+    if let Some(old) = &old
+        && old.labels != new.labels
+    {
+        unplace_daemons(view, name, &old.labels, &new.labels, effects);
+    }
+}
+
+/// A node fits a DaemonSet's placement (any of its terms matches the node's labels; none means
+/// every node).
+fn fits(placement: &[Selector], labels: &Labels) -> bool {
+    placement.is_empty() || placement.iter().any(|term| term.matches(labels))
+}
+
+/// The DaemonSet controller deletes its pod from a node whose new labels no longer fit the
+/// DaemonSet's nodeSelector or required node affinity (pods of other controllers keep running:
+/// IgnoredDuringExecution).
+fn unplace_daemons(view: &dyn ClusterView, node: &str, old: &Labels, new: &Labels, effects: &mut Effects) {
+    for pod in view.pods_on_node(node) {
+        if pod.terminating || pod.pod().is_none_or(|s| s.finished()) {
+            continue;
+        }
+        let Some(daemon_set) = pod.controller().and_then(|c| view.by_uid(&c.uid)) else {
+            continue;
+        };
+        let Spec::DaemonSet { placement, .. } = &daemon_set.spec else {
+            continue;
+        };
+        if fits(placement, old) && !fits(placement, new) {
+            let reason = format!(
+                "Node {node}'s new labels no longer fit {}'s node selection: its pod there is deleted",
+                daemon_set.key
+            );
+            effects.delete(pod, reason.clone());
+            effects.stop(pod, false, true, reason);
+        }
     }
 }
 

@@ -96,6 +96,7 @@ fn daemonset(namespace: &str, name: &str, app: &str) -> Object {
             selector: selector(&[("app", app)]),
             max_unavailable: IntOrPercent::Int(1),
             max_surge: IntOrPercent::Int(0),
+            placement: Box::default(),
         },
     )
 }
@@ -1084,4 +1085,67 @@ fn one_pod_of_several_leaving_a_service_leaves_it_serving() {
         (impact.services[0].ready_before, impact.services[0].ready_after),
         (3, 2)
     );
+}
+
+// ---- node labels against DaemonSet placement -------------------------------------------------
+
+fn labelled_node_json(labels: Json) -> Json {
+    json!({"apiVersion": "v1", "kind": "Node",
+           "metadata": metadata("", "gpu-1", "Node", json!({"labels": labels})), "spec": {}})
+}
+
+/// Node gpu-1 labelled `agent=yes`, running a DaemonSet pod placed by that label and a
+/// ReplicaSet's pod that selects the node the same way (IgnoredDuringExecution).
+fn agent_node() -> ClusterModel {
+    let mut gpu = node("gpu-1");
+    gpu.labels = labels(&[("agent", "yes")]);
+    let mut ds = daemonset("monitoring", "agent", "agent");
+    if let Spec::DaemonSet { placement, .. } = &mut ds.spec {
+        *placement = vec![policies_cel::cluster::object::Selector {
+            match_labels: labels(&[("agent", "yes")]),
+            expressions: Box::default(),
+        }]
+        .into();
+    }
+    let rs = replicaset("shop", "api-5c8d", 1, "api");
+    model(vec![
+        gpu,
+        owned_by(app_pod("monitoring", "agent-x7k2p", "gpu-1", "agent"), &ds),
+        owned_by(app_pod("shop", "api-5c8d-q9w", "gpu-1", "api"), &rs),
+        ds,
+        rs,
+    ])
+}
+
+fn relabel_node(old: Json, new: Json) -> Impact {
+    let request = update(
+        ("", "v1", "nodes"),
+        "Node",
+        "",
+        "gpu-1",
+        labelled_node_json(old),
+        labelled_node_json(new),
+    );
+    estimate(&request, &agent_node())
+}
+
+#[test]
+fn a_node_label_a_daemonset_selects_on_removed_deletes_its_pod_there_only() {
+    let impact = relabel_node(json!({"agent": "yes"}), json!({"agent": "no"}));
+    assert_eq!(
+        stopped(&impact),
+        [(
+            "agent-x7k2p",
+            false,
+            "Node gpu-1's new labels no longer fit DaemonSet monitoring/agent's node selection: its pod there is deleted"
+        )]
+    );
+    assert_eq!(impact.summary.deleted, 1);
+    assert_eq!(impact.summary.workloads_down, 1);
+}
+
+#[test]
+fn a_node_label_no_daemonset_reads_stops_nothing() {
+    let impact = relabel_node(json!({"agent": "yes"}), json!({"agent": "yes", "rack": "r7"}));
+    assert_eq!(impact.summary, Summary::default());
 }

@@ -160,6 +160,7 @@ fn daemon_set(
             selector: app(name),
             max_unavailable,
             max_surge,
+            placement: Box::default(),
         },
     );
     for n in 0..count {

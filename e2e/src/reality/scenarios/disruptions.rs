@@ -1,13 +1,18 @@
 //! Evictions the API permits, and Node changes on a Node dedicated to the scenario: a NoExecute
-//! taint (the taint-eviction controller), cordoning, and a label no DaemonSet reads.
+//! taint (the taint-eviction controller), cordoning, a label a DaemonSet places its pod by, and a
+//! label nothing reads.
 
 use serde_json::json;
 
 use crate::reality::request::{NODE, Request, first_with, named};
 use crate::reality::scenario::Scenario;
 use crate::reality::scenarios::deletes::{database, web};
-use crate::reality::scenarios::yaml::{deployment, on_node, pod, service};
+use crate::reality::scenarios::yaml::{daemon_set, deployment, on_node, pod, service};
+use crate::scene::TOLERATION;
 use crate::simulator::{DEDICATED_KEY, TAINT_KEY};
+
+/// The node label the DaemonSet scenario places its pod by.
+const AGENT_LABEL: &str = "e2e.suture.dev/agent";
 
 fn evict(selector: &str) -> Request {
     Request::Evict {
@@ -75,6 +80,28 @@ pub fn scenarios() -> Vec<Scenario> {
         )
         .dedicated_node()
         .stage(|ns| pinned(ns, &node_of(ns))),
+        Scenario::new(
+            "node/label-a-daemonset-selects-removed",
+            "a Node label a DaemonSet's nodeSelector reads, changed: its pod there is deleted",
+            Request::Patch {
+                kind: NODE,
+                name: named("rl-node-label-a-daemonset-selects-removed-node"),
+                patch: json!({"metadata": {"labels": {AGENT_LABEL: "no"}}}),
+            },
+        )
+        .dedicated_node()
+        .stage(|ns| {
+            let placement = format!(
+                "nodeSelector: {{{AGENT_LABEL}: \"yes\"}}\n      tolerations: [{TOLERATION}, {{key: {DEDICATED_KEY}, operator: Exists}}]"
+            );
+            format!("{}{}", daemon_set(ns, "agent", "", &placement), service(ns, "agent", "agent"))
+        })
+        // Labelled once the DaemonSet exists: its controller then places a pod there.
+        .prepare(Request::Patch {
+            kind: NODE,
+            name: named("rl-node-label-a-daemonset-selects-removed-node"),
+            patch: json!({"metadata": {"labels": {AGENT_LABEL: "yes"}}}),
+        }),
         Scenario::new(
             "node/label-nothing-reads",
             "a Node label no selector reads: nothing stops",

@@ -206,12 +206,67 @@ pub(super) fn daemon_set(root: Fields<'_>, model: &mut ClusterModel) -> Result<S
                     &["OnDelete", "RollingUpdate"],
                 )),
             })?;
+        let placement = spec.nested("template", |template| {
+            template.nested("spec", |pod| placement(pod, model))
+        })?;
         Ok(Spec::DaemonSet {
             selector: workload_selector(spec, model)?,
             max_unavailable,
             max_surge,
+            placement,
         })
     })
+}
+
+/// The nodes a pod spec may run on (`nodeSelector` and the required node affinity's terms), as
+/// node-label selectors any of which must match. `Gt`/`Lt` requirements and `matchFields` are
+/// left out (the estimate then takes the term as matching: a pod is never thought to leave a
+/// node for a requirement it cannot read).
+fn placement(pod: Fields<'_>, model: &mut ClusterModel) -> Result<Box<[Selector]>> {
+    let node_selector = pod.labels("nodeSelector", model)?;
+    let mut terms = Vec::new();
+    pod.nested("affinity", |affinity| {
+        affinity.nested("nodeAffinity", |node| {
+            node.nested("requiredDuringSchedulingIgnoredDuringExecution", |required| {
+                required.each("nodeSelectorTerms", |term| {
+                    let mut expressions = Vec::new();
+                    term.each("matchExpressions", |expression| {
+                        let operator = match expression.required_str("operator")? {
+                            "In" => Operator::In,
+                            "NotIn" => Operator::NotIn,
+                            "Exists" => Operator::Exists,
+                            "DoesNotExist" => Operator::DoesNotExist,
+                            _ => return Ok(()),
+                        };
+                        let key = model.intern(expression.required_str("key")?);
+                        let values = expression
+                            .strings("values")?
+                            .into_iter()
+                            .map(|v| model.intern(v))
+                            .collect();
+                        expressions.push(Requirement {
+                            key,
+                            operator,
+                            values,
+                        });
+                        Ok(())
+                    })?;
+                    terms.push(Selector {
+                        match_labels: node_selector.clone(),
+                        expressions: expressions.into(),
+                    });
+                    Ok(())
+                })
+            })
+        })
+    })?;
+    if terms.is_empty() && !node_selector.is_empty() {
+        terms.push(Selector {
+            match_labels: node_selector,
+            expressions: Box::default(),
+        });
+    }
+    Ok(terms.into())
 }
 
 pub(super) fn job(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
@@ -387,6 +442,44 @@ mod tests {
     }
 
     #[test]
+    fn a_daemon_sets_placement_joins_its_node_selector_to_each_required_affinity_term() {
+        let spec = spec_of(
+            "apps/v1",
+            "DaemonSet",
+            json!({"selector": {"matchLabels": {"app": "x"}}, "template": {"spec": {
+            "nodeSelector": {"kubernetes.io/os": "linux"},
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["gpu"]},
+                                          {"key": "cores", "operator": "Gt", "values": ["8"]}]},
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+                ]}}}}}}),
+        );
+        let Spec::DaemonSet { placement, .. } = spec else {
+            panic!("not a DaemonSet: {spec:?}");
+        };
+        assert_eq!(placement.len(), 2);
+        let os = |pairs: &[(&str, &str)]| {
+            let mut labels: Vec<_> = pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+            labels.sort();
+            crate::cluster::object::Labels::from(labels)
+        };
+        // Term 1: linux and pool=gpu (Gt is left out); term 2 (matchFields only): linux.
+        assert!(placement[0].matches(&os(&[("kubernetes.io/os", "linux"), ("pool", "gpu")])));
+        assert!(!placement[0].matches(&os(&[("kubernetes.io/os", "linux"), ("pool", "cpu")])));
+        assert!(placement[1].matches(&os(&[("kubernetes.io/os", "linux")])));
+        assert!(!placement[1].matches(&os(&[("kubernetes.io/os", "windows")])));
+        // A nodeSelector alone is one term.
+        let spec = spec_of(
+            "apps/v1",
+            "DaemonSet",
+            json!({"selector": {"matchLabels": {"app": "x"}},
+                   "template": {"spec": {"nodeSelector": {"agent": "yes"}}}}),
+        );
+        assert!(matches!(spec, Spec::DaemonSet { placement, .. } if placement.len() == 1));
+    }
+
+    #[test]
     fn daemon_set_and_job() {
         let spec = spec_of(
             "apps/v1",
@@ -397,6 +490,7 @@ mod tests {
             selector: app_selector(),
             max_unavailable: IntOrPercent::Int(1),
             max_surge: IntOrPercent::Int(0),
+            placement: Box::default(),
         };
         assert_eq!(spec, expected);
         assert_eq!(

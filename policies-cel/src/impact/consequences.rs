@@ -105,6 +105,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
         action: subject.describe(),
         activity: subject.activity(),
         notes: effects.notes.clone(),
+        modelled: !effects.unmodelled,
         ..Impact::default()
     };
     impact.deleted = effects

@@ -45,6 +45,8 @@ pub(crate) struct Effects {
     pub pdb_overrides: Vec<PdbEffect>,
     /// Running pods' references to ConfigMap/Secret keys the request removes.
     pub broken_references: Vec<BrokenReference>,
+    /// No rule of the estimate covers the request (see `Impact::modelled`).
+    pub unmodelled: bool,
     /// Volumes whose deleted claim pvc-protection holds for the pods still using it: deleted
     /// only if the request stops all those pods too ([`Effects::release_held_volumes`]).
     pub held_volumes: Vec<HeldVolume>,

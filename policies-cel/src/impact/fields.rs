@@ -56,6 +56,7 @@ impact_fields! {
     "brokenReferences" => broken_references,
     "staleOwners" => stale_owners,
     "notes" => notes,
+    "modelled" => modelled,
 }
 
 impl ImpactFields {

@@ -68,10 +68,13 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
         ("CREATE", "", "ReplicaSet" | "Service" | "Deployment" | "StatefulSet") => {
             create::estimate(view, subject, effects)
         }
-        _ => effects.note(format!(
-            "the estimate does not model `{}` yet: no effect is counted",
-            subject.describe()
-        )),
+        _ => {
+            effects.unmodelled = true;
+            effects.note(format!(
+                "the estimate does not model `{}` yet: no effect is counted (impact.modelled is false)",
+                subject.describe()
+            ));
+        }
     }
 }
 

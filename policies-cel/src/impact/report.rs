@@ -186,4 +186,8 @@ pub struct Impact {
     /// Stale ownerReferences of the objects the request deletes.
     pub stale_owners: Vec<StaleOwner>,
     pub notes: Vec<String>,
+    /// False when the estimate has no rule for the request (an UPDATE of a kind or field it
+    /// does not model): its figures are then zero for want of a rule, not because nothing
+    /// happens, and a policy can choose its posture (`!impact.modelled`).
+    pub modelled: bool,
 }

@@ -1149,3 +1149,30 @@ fn a_node_label_no_daemonset_reads_stops_nothing() {
     let impact = relabel_node(json!({"agent": "yes"}), json!({"agent": "yes", "rack": "r7"}));
     assert_eq!(impact.summary, Summary::default());
 }
+
+// ---- what the estimate does not model says so ------------------------------------------------
+
+#[test]
+fn an_update_no_rule_covers_is_marked_unmodelled_and_a_modelled_one_is_not() {
+    let cron = |schedule: &str| {
+        json!({"apiVersion": "batch/v1", "kind": "CronJob",
+               "metadata": metadata("shop", "nightly", "CronJob", json!({})),
+               "spec": {"schedule": schedule, "jobTemplate": {"spec": {"template": {"spec": {"containers": []}}}}}})
+    };
+    let request = update(
+        ("batch", "v1", "cronjobs"),
+        "CronJob",
+        "shop",
+        "nightly",
+        cron("0 3 * * *"),
+        cron("*/1 * * * *"),
+    );
+    let impact = estimate(&request, &shop());
+    assert!(!impact.modelled);
+    assert_eq!(impact.summary, Summary::default());
+    noted(&impact, "impact.modelled is false");
+
+    let old = service_json("shop", "web", json!({"app": "web", "track": "stable"}), 80);
+    let new = service_json("shop", "web", json!({"app": "web", "track": "stable"}), 8080);
+    assert!(estimate(&update(SERVICES, "Service", "shop", "web", old, new), &shop()).modelled);
+}

@@ -115,7 +115,7 @@ pub fn controller_usernames() -> Vec<String> {
 /// account, a component's user, or a node (`system:node:NAME` in group `system:nodes`).
 pub fn is_control_plane(username: &str, groups: &[String]) -> bool {
     if let Some(name) = username.strip_prefix("system:serviceaccount:kube-system:") {
-        return CONTROLLER_SERVICE_ACCOUNTS.contains(&name);
+        return CONTROLLER_SERVICE_ACCOUNTS.binary_search(&name).is_ok();
     }
     COMPONENT_USERS.contains(&username)
         || (username.starts_with("system:node:") && groups.iter().any(|g| g == "system:nodes"))

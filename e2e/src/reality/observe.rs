@@ -208,6 +208,11 @@ impl Recorder {
         self.lock().store.clone()
     }
 
+    /// Whether the object of `uid` is still there.
+    pub fn holds(&self, uid: &str) -> bool {
+        self.lock().store.contains_key(uid)
+    }
+
     /// How long since the scenario's objects last changed.
     pub fn quiet_for(&self) -> std::time::Duration {
         self.lock().last_change.elapsed()

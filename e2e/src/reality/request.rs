@@ -375,3 +375,36 @@ fn scale(object: Value) -> Value {
     object["kind"] = json!("Scale");
     object
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policies_cel::cluster::api::kinds;
+
+    #[test]
+    fn the_kinds_compared_are_the_kinds_the_model_holds() {
+        let mut model: Vec<(String, String, String, String, bool)> = kinds::builtin()
+            .into_iter()
+            .map(|r| {
+                let namespaced = !kinds::is_cluster_scoped(&r.kind);
+                (r.group, r.version, r.kind, r.plural, namespaced)
+            })
+            .collect();
+        let mut compared: Vec<(String, String, String, String, bool)> = MODEL_KINDS
+            .iter()
+            .map(|k| {
+                let text = |s: &str| s.to_owned();
+                (
+                    text(k.group),
+                    text(k.version),
+                    text(k.kind),
+                    text(k.plural),
+                    k.namespaced,
+                )
+            })
+            .collect();
+        model.sort();
+        compared.sort();
+        assert_eq!(compared, model);
+    }
+}

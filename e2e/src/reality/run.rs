@@ -101,7 +101,7 @@ async fn wait_quiet(recorder: &Recorder, scenario: &Scenario, target_uid: Option
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let quiet = recorder.quiet_for();
-        let target_gone = target_uid.is_none_or(|uid| !recorder.store().contains_key(uid));
+        let target_gone = target_uid.is_none_or(|uid| !recorder.holds(uid));
         let done =
             quiet >= QUIET && (target_gone || quiet >= TARGET_HELD) && started.elapsed() >= scenario.at_least;
         if done || started.elapsed() >= LONGEST {

@@ -25,19 +25,30 @@ fn replicas(spec: Fields<'_>) -> Result<i64> {
 /// A `metav1.LabelSelector`.
 pub(super) fn selector(fields: Fields<'_>, model: &mut ClusterModel) -> Result<Selector> {
     let match_labels = fields.labels("matchLabels", model)?;
+    let expressions = requirements(fields, model, &[])?;
+    Ok(Selector {
+        match_labels,
+        expressions: expressions.into_boxed_slice(),
+    })
+}
+
+/// The `matchExpressions` of `fields` as label requirements. Operators in `skipped` (a node
+/// selector term's `Gt`/`Lt`) are left out rather than refused.
+fn requirements(fields: Fields<'_>, model: &mut ClusterModel, skipped: &[&str]) -> Result<Vec<Requirement>> {
     let mut expressions = Vec::new();
     fields.each("matchExpressions", |expression| {
-        let key = model.intern(expression.required_str("key")?);
         let operator = match expression.required_str("operator")? {
             "In" => Operator::In,
             "NotIn" => Operator::NotIn,
             "Exists" => Operator::Exists,
             "DoesNotExist" => Operator::DoesNotExist,
+            other if skipped.contains(&other) => return Ok(()),
             other => {
                 let supported = ["In", "NotIn", "Exists", "DoesNotExist"];
                 return Err(ProjectError::unsupported("operator", other, &supported));
             }
         };
+        let key = model.intern(expression.required_str("key")?);
         let values = expression.strings("values")?;
         match operator {
             Operator::In | Operator::NotIn if values.is_empty() => {
@@ -62,10 +73,7 @@ pub(super) fn selector(fields: Fields<'_>, model: &mut ClusterModel) -> Result<S
         });
         Ok(())
     })?;
-    Ok(Selector {
-        match_labels,
-        expressions: expressions.into_boxed_slice(),
-    })
+    Ok(expressions)
 }
 
 /// The selector an `apps/v1` workload must have (and which may not be empty).
@@ -229,28 +237,7 @@ fn placement(pod: Fields<'_>, model: &mut ClusterModel) -> Result<Box<[Selector]
         affinity.nested("nodeAffinity", |node| {
             node.nested("requiredDuringSchedulingIgnoredDuringExecution", |required| {
                 required.each("nodeSelectorTerms", |term| {
-                    let mut expressions = Vec::new();
-                    term.each("matchExpressions", |expression| {
-                        let operator = match expression.required_str("operator")? {
-                            "In" => Operator::In,
-                            "NotIn" => Operator::NotIn,
-                            "Exists" => Operator::Exists,
-                            "DoesNotExist" => Operator::DoesNotExist,
-                            _ => return Ok(()),
-                        };
-                        let key = model.intern(expression.required_str("key")?);
-                        let values = expression
-                            .strings("values")?
-                            .into_iter()
-                            .map(|v| model.intern(v))
-                            .collect();
-                        expressions.push(Requirement {
-                            key,
-                            operator,
-                            values,
-                        });
-                        Ok(())
-                    })?;
+                    let expressions = requirements(term, model, &["Gt", "Lt"])?;
                     terms.push(Selector {
                         match_labels: node_selector.clone(),
                         expressions: expressions.into(),

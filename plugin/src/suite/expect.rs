@@ -15,8 +15,8 @@ pub struct Expect {
     pub warnings: Option<Vec<Regex>>,
     pub policies: Vec<String>,
     pub audit_annotations: Vec<(String, Regex)>,
-    /// `impact.summary` figures the estimate must show, by contract name.
-    pub impact_summary: Vec<(String, u64)>,
+    /// What the estimate must show.
+    pub impact: ImpactExpect,
 }
 
 /// The summary fields a suite may expect (the `impact` contract).
@@ -31,32 +31,61 @@ const SUMMARY_FIELDS: &[&str] = &[
     "brokenReferences",
 ];
 
-/// `expect.impact`: `{summary: {field: count, ...}}`.
-fn impact_expectations(doc: &serde_json::Value) -> Result<Vec<(String, u64)>, String> {
+/// `expect.impact`: `{summary: {field: count, ...}, modelled: bool}`, each part optional.
+fn impact_expectations(doc: &serde_json::Value) -> Result<ImpactExpect, String> {
     let Some(object) = doc.as_object() else {
         return Err("expect.impact must be a map".into());
     };
-    if let Some(other) = object.keys().find(|k| k.as_str() != "summary") {
-        return Err(format!("expect.impact.{other}: only `summary` can be expected"));
+    if let Some(other) = object
+        .keys()
+        .find(|k| !matches!(k.as_str(), "summary" | "modelled"))
+    {
+        return Err(format!(
+            "expect.impact.{other}: only `summary` and `modelled` can be expected"
+        ));
     }
-    let Some(summary) = object.get("summary").and_then(|s| s.as_object()) else {
-        return Err("expect.impact.summary must be a map of figures".into());
+    let modelled = match object.get("modelled") {
+        None => None,
+        Some(value) => Some(
+            value
+                .as_bool()
+                .ok_or("expect.impact.modelled: expected true or false")?,
+        ),
     };
-    summary
-        .iter()
-        .map(|(field, value)| {
-            if !SUMMARY_FIELDS.contains(&field.as_str()) {
-                return Err(format!(
-                    "expect.impact.summary.{field}: unknown figure (expected one of {})",
-                    SUMMARY_FIELDS.join(", ")
-                ));
-            }
-            let count = value
-                .as_u64()
-                .ok_or_else(|| format!("expect.impact.summary.{field}: expected a non-negative integer"))?;
-            Ok((field.clone(), count))
-        })
-        .collect()
+    let summary = match object.get("summary") {
+        None if modelled.is_some() => Vec::new(),
+        None => return Err("expect.impact needs `summary` (a map of figures) or `modelled`".into()),
+        Some(summary) => {
+            let Some(summary) = summary.as_object() else {
+                return Err("expect.impact.summary must be a map of figures".into());
+            };
+            summary
+                .iter()
+                .map(|(field, value)| {
+                    if !SUMMARY_FIELDS.contains(&field.as_str()) {
+                        return Err(format!(
+                            "expect.impact.summary.{field}: unknown figure (expected one of {})",
+                            SUMMARY_FIELDS.join(", ")
+                        ));
+                    }
+                    let count = value.as_u64().ok_or_else(|| {
+                        format!("expect.impact.summary.{field}: expected a non-negative integer")
+                    })?;
+                    Ok((field.clone(), count))
+                })
+                .collect::<Result<_, String>>()?
+        }
+    };
+    Ok(ImpactExpect { summary, modelled })
+}
+
+/// What a case expects of the estimate.
+#[derive(Debug, Clone, Default)]
+pub struct ImpactExpect {
+    /// `impact.summary` figures, by contract name.
+    pub summary: Vec<(String, u64)>,
+    /// `impact.modelled`: whether a rule of the estimate covers the request.
+    pub modelled: Option<bool>,
 }
 
 fn regex(field: &str, pattern: &str) -> Result<Regex, String> {
@@ -89,7 +118,7 @@ impl Expect {
                 .flatten()
                 .map(|(key, value)| Ok((key.clone(), regex(&format!("auditAnnotations[{key:?}]"), value)?)))
                 .collect::<Result<Vec<_>, String>>()?,
-            impact_summary: doc
+            impact: doc
                 .impact
                 .as_ref()
                 .map(impact_expectations)
@@ -100,7 +129,7 @@ impl Expect {
 
     /// True when the expectations read the impact estimate.
     pub fn reads_impact(&self) -> bool {
-        !self.impact_summary.is_empty()
+        !self.impact.summary.is_empty() || self.impact.modelled.is_some()
     }
 
     /// Every way `decision` differs from the expectation; empty when the case passes.
@@ -165,15 +194,23 @@ impl Expect {
     }
 
     fn check_impact(&self, decision: &Decision, out: &mut Vec<String>) {
-        if self.impact_summary.is_empty() {
+        if !self.reads_impact() {
             return;
         }
         let Some(impact) = &decision.impact else {
             out.push("expected impact figures, but no estimate was made".to_owned());
             return;
         };
+        if let Some(expected) = self.impact.modelled
+            && impact.modelled != expected
+        {
+            out.push(format!(
+                "expected impact.modelled = {expected}, got {}",
+                impact.modelled
+            ));
+        }
         let summary = serde_json::to_value(impact.summary).unwrap_or_default();
-        for (field, expected) in &self.impact_summary {
+        for (field, expected) in &self.impact.summary {
             let actual = summary
                 .get(field)
                 .and_then(serde_json::Value::as_u64)
@@ -285,10 +322,36 @@ mod tests {
     }
 
     #[test]
+    fn a_modelled_expectation_is_compared_with_the_estimate() {
+        let expect = Expect::compile(&doc("allowed: true\nimpact: {modelled: false}")).unwrap();
+        let mut decision = Decision {
+            allowed: true,
+            ..Decision::default()
+        };
+        assert_eq!(
+            expect.mismatches(&decision),
+            ["expected impact figures, but no estimate was made"]
+        );
+        decision.impact = Some(policies_cel::impact::Impact {
+            modelled: true,
+            ..Default::default()
+        });
+        assert_eq!(
+            expect.mismatches(&decision),
+            ["expected impact.modelled = false, got true"]
+        );
+        decision.impact = Some(policies_cel::impact::Impact::default());
+        assert!(expect.mismatches(&decision).is_empty());
+    }
+
+    #[test]
     fn bad_expectations_are_rejected_when_loading() {
         assert!(Expect::compile(&doc("allowed: false\nmessage: '('")).is_err());
         assert!(Expect::compile(&doc("allowed: true\ndenials: 2")).is_err());
         assert!(Expect::compile(&doc("allowed: true\nimpact: {summary: {podsDisrupted: 3}}")).is_ok());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {modelled: false}")).is_ok());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {modelled: 'no'}")).is_err());
+        assert!(Expect::compile(&doc("allowed: true\nimpact: {}")).is_err());
         assert!(Expect::compile(&doc("allowed: true\nimpact: {summary: {podsKilled: 3}}")).is_err());
         assert!(Expect::compile(&doc("allowed: true\nimpact: {deleted: []}")).is_err());
     }

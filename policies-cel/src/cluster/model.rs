@@ -39,6 +39,8 @@ pub struct ClusterModel {
     /// (group, kind) → objects.
     by_kind: Index<(Text, Text)>,
     pods_by_node: Index<Text>,
+    /// The node a local volume is pinned to (its name or node-local topology value) → volumes.
+    volumes_by_node: Index<Text>,
     /// (namespace, label key, label value) → pods.
     pods_by_label: Index<(Text, Text, Text)>,
     /// (namespace, claim name) → pods mounting it.
@@ -308,15 +310,21 @@ impl ClusterModel {
                     pull(&mut self.slices_by_service, &Pair(ns, service), id);
                 }
             }
-            Spec::PersistentVolume {
-                claim: Some((claim_ns, claim)),
-                ..
-            } => {
-                let index_key = Pair(claim_ns, claim);
-                if add {
-                    self.volume_by_claim.insert((claim_ns.clone(), claim.clone()), id);
-                } else if self.volume_by_claim.get(&index_key) == Some(&id) {
-                    self.volume_by_claim.remove(&index_key);
+            Spec::PersistentVolume { claim, node, .. } => {
+                if let Some((claim_ns, claim)) = claim {
+                    let index_key = Pair(claim_ns, claim);
+                    if add {
+                        self.volume_by_claim.insert((claim_ns.clone(), claim.clone()), id);
+                    } else if self.volume_by_claim.get(&index_key) == Some(&id) {
+                        self.volume_by_claim.remove(&index_key);
+                    }
+                }
+                if let Some(node) = node {
+                    if add {
+                        push(&mut self.volumes_by_node, node.clone(), id);
+                    } else {
+                        pull(&mut self.volumes_by_node, &**node, id);
+                    }
                 }
             }
             _ => {}
@@ -386,6 +394,10 @@ impl ClusterView for ClusterModel {
 
     fn pods_on_node(&self, node: &str) -> Vec<&Object> {
         self.resolve(self.pods_by_node.get(node))
+    }
+
+    fn volumes_pinned_to(&self, node: &str) -> Vec<&Object> {
+        self.resolve(self.volumes_by_node.get(node))
     }
 
     fn pods_matching(&self, namespace: &str, selector: &Selector) -> Vec<&Object> {

@@ -278,6 +278,17 @@ pub struct Retention {
     pub delete_when_scaled: bool,
 }
 
+/// Node labels whose value names one node: the hostname, and the topology keys of CSI drivers
+/// for node-local disks (TopoLVM, OpenEBS LocalPV, the CSI hostpath and LVM drivers). A volume
+/// whose required node affinity asks for one value of one of these lives on that node.
+pub const NODE_LOCAL_TOPOLOGY_KEYS: &[&str] = &[
+    "kubernetes.io/hostname",
+    "topology.topolvm.io/node",
+    "openebs.io/nodename",
+    "topology.hostpath.csi/node",
+    "topology.lvm.csi/node",
+];
+
 /// The workload fields the estimate reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
@@ -326,6 +337,10 @@ pub enum Spec {
     PersistentVolume {
         reclaim_delete: bool,
         claim: Option<(Text, Text)>,
+        /// The one node its required node affinity allows (a local volume): the value of a
+        /// node-local topology key, or the Node's name (see
+        /// [`NODE_LOCAL_TOPOLOGY_KEYS`]).
+        node: Option<Text>,
     },
     Node {
         unschedulable: bool,

@@ -26,6 +26,11 @@ pub trait ClusterView: Send + Sync {
     /// Pods bound to `node`.
     fn pods_on_node(&self, node: &str) -> Vec<&Object>;
 
+    /// PersistentVolumes whose required node affinity pins them to the node named `node`, or to
+    /// the node whose node-local topology label (the hostname, a local-disk CSI driver's key)
+    /// has the value `node`.
+    fn volumes_pinned_to(&self, node: &str) -> Vec<&Object>;
+
     /// Pods in `namespace` whose labels satisfy `selector`.
     fn pods_matching(&self, namespace: &str, selector: &Selector) -> Vec<&Object>;
 
@@ -89,6 +94,9 @@ impl ClusterView for EmptyCluster {
         Vec::new()
     }
     fn pods_on_node(&self, _: &str) -> Vec<&Object> {
+        Vec::new()
+    }
+    fn volumes_pinned_to(&self, _: &str) -> Vec<&Object> {
         Vec::new()
     }
     fn pods_matching(&self, _: &str, _: &Selector) -> Vec<&Object> {

@@ -101,9 +101,13 @@ fn same(key: &ObjectKey, namespace: &str, name: &str) -> bool {
 /// Works out the consequences of `effects` and assembles the estimate.
 pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: Effects) -> Impact {
     effects.release_held_volumes();
+    let (action, activity) = effects
+        .described_as
+        .take()
+        .unwrap_or_else(|| (subject.describe(), subject.activity()));
     let mut impact = Impact {
-        action: subject.describe(),
-        activity: subject.activity(),
+        action,
+        activity,
         notes: effects.notes.clone(),
         modelled: !effects.unmodelled,
         ..Impact::default()

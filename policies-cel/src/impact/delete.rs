@@ -1,12 +1,12 @@
 //! DELETE of any object, as the garbage collector and the controllers carry it out: the
 //! ownerReference cascade with the request's `propagationPolicy` (Orphan stops it; the default
 //! depends on the kind and API version), a Namespace's contents, a CRD's instances, a Node's
-//! pods, a PersistentVolumeClaim's data per its volume's reclaim policy, a bound volume, and a
+//! pods and local volumes, a PersistentVolumeClaim's data per its volume's reclaim policy, a bound volume, and a
 //! StatefulSet's claims under its retention policy.
 
 use std::collections::HashSet;
 
-use crate::cluster::object::Spec;
+use crate::cluster::object::{NODE_LOCAL_TOPOLOGY_KEYS, Spec};
 use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::effects::{Effects, HeldVolume};
 use crate::impact::subject::Subject;
@@ -178,6 +178,37 @@ fn sweep(view: &dyn ClusterView, objects: Vec<&Object>, reason: &str, effects: &
     }
 }
 
+/// The bound volumes that live on a deleted Node's own disks (a required node affinity pinning
+/// them to it): their data leaves with the node. An autoscaler (Karpenter, cluster-autoscaler)
+/// terminates the machine of a deleted Node, and the local static provisioner's node cleanup
+/// deletes the claims of local volumes whose Node is gone; in any case no pod can mount them
+/// elsewhere.
+fn local_volumes_lost(view: &dyn ClusterView, node: &Object, effects: &mut Effects) {
+    let name = &*node.key.name;
+    let mut pins: Vec<&str> = node
+        .labels
+        .iter()
+        .filter(|(key, _)| NODE_LOCAL_TOPOLOGY_KEYS.contains(&&**key))
+        .map(|(_, value)| &**value)
+        .collect();
+    pins.push(name);
+    pins.sort_unstable();
+    pins.dedup();
+    for volume in pins.into_iter().flat_map(|pin| view.volumes_pinned_to(pin)) {
+        if let Spec::PersistentVolume {
+            claim: Some((namespace, claim)),
+            ..
+        } = &volume.spec
+        {
+            let reason = format!(
+                "local PersistentVolume {} lives on deleted Node {name}",
+                volume.key.name
+            );
+            effects.lose_volume(namespace, claim, Some(&volume.key.name), reason);
+        }
+    }
+}
+
 /// What deleting one object of each kind sets off besides its dependents.
 fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut Effects) {
     let key = &object.key;
@@ -202,11 +233,13 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
                 let reason = format!("bound to deleted Node {}", key.name);
                 cascade(view, pod, Propagation::Background, reason, effects);
             }
+            local_volumes_lost(view, object, effects);
         }
         Spec::PersistentVolumeClaim { .. } => claim_deleted(view, object, effects),
         Spec::PersistentVolume {
             reclaim_delete,
             claim: Some((namespace, name)),
+            ..
         } => {
             let reason = if *reclaim_delete {
                 format!(

@@ -21,6 +21,17 @@ pub(crate) struct Stop {
     pub reason: String,
 }
 
+/// When a volume's data goes, and whose it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Loss {
+    /// Destroyed by the request's own consequences.
+    Now,
+    /// A Released volume kept by reclaimPolicy Retain, destroyed now.
+    Released,
+    /// Destroyed later, when its claim is deleted.
+    Scheduled,
+}
+
 /// The direct effects of one request.
 #[derive(Debug, Default)]
 pub(crate) struct Effects {
@@ -47,6 +58,9 @@ pub(crate) struct Effects {
     pub broken_references: Vec<BrokenReference>,
     /// No rule of the estimate covers the request (see `Impact::modelled`).
     pub unmodelled: bool,
+    /// What the request is, when a rule words it better than its verb and target (`action`,
+    /// `activity` of the report): an UPDATE that removes a last finalizer completes a deletion.
+    pub described_as: Option<(String, String)>,
     /// Volumes whose deleted claim pvc-protection holds for the pods still using it: deleted
     /// only if the request stops all those pods too ([`Effects::release_held_volumes`]).
     pub held_volumes: Vec<HeldVolume>,
@@ -114,6 +128,18 @@ impl Effects {
         volume: Option<&str>,
         reason: impl Into<String>,
     ) {
+        self.lose_volume_when(namespace, claim, volume, reason, Loss::Now);
+    }
+
+    /// Records a volume whose data is lost, saying when (see [`Loss`]).
+    pub fn lose_volume_when(
+        &mut self,
+        namespace: &str,
+        claim: &str,
+        volume: Option<&str>,
+        reason: impl Into<String>,
+        loss: Loss,
+    ) {
         if self.volume_keys.insert((namespace.to_owned(), claim.to_owned())) {
             self.volumes.push(VolumeLoss {
                 namespace: namespace.to_owned(),
@@ -122,6 +148,8 @@ impl Effects {
                 reason: reason.into(),
                 in_use_by: Vec::new(),
                 stateful_set: None,
+                released: loss == Loss::Released,
+                scheduled: loss == Loss::Scheduled,
             });
         }
     }

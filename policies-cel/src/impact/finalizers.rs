@@ -53,6 +53,11 @@ pub(crate) fn estimate(
     propagation: Propagation,
     effects: &mut Effects,
 ) {
+    let target = subject.key.display();
+    effects.described_as = Some((
+        format!("remove the last finalizer of {target} (being deleted)"),
+        format!("removing the last finalizer of {target} (being deleted)"),
+    ));
     effects.note(format!(
         "{} is being deleted and this removes its last finalizer: it is deleted now",
         subject.key

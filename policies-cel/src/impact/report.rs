@@ -84,6 +84,12 @@ pub struct VolumeLoss {
     /// `<template>-<statefulset>-<ordinal>` naming of volumeClaimTemplates.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stateful_set: Option<String>,
+    /// The claim is gone and reclaimPolicy Retain kept the volume (Released): data someone chose
+    /// to keep, destroyed now.
+    pub released: bool,
+    /// Nothing is destroyed now: the request makes the data go when its claim is deleted (a
+    /// bound volume switched from reclaimPolicy Retain to Delete).
+    pub scheduled: bool,
 }
 
 /// An ownerReference of a deleted object that names an owner that no longer exists, or whose
@@ -181,10 +187,10 @@ pub struct Impact {
     pub pdbs: Vec<PdbEffect>,
     pub quorum: Vec<QuorumEffect>,
     pub broken_references: Vec<BrokenReference>,
-    /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
-    /// has never seen, a request the estimate does not model).
     /// Stale ownerReferences of the objects the request deletes.
     pub stale_owners: Vec<StaleOwner>,
+    /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
+    /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,
     /// False when the estimate has no rule for the request (an UPDATE of a kind or field it
     /// does not model): its figures are then zero for want of a rule, not because nothing

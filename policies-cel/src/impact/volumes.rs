@@ -1,11 +1,11 @@
 //! An UPDATE of a PersistentVolume's reclaim policy. Retain → Delete on a Released volume (its
-//! claim gone) makes the PV controller delete it and its data now; on a bound volume it only
-//! decides what happens once the claim goes (noted, not counted); on a volume never bound,
-//! nothing.
+//! claim gone) makes the PV controller delete it and its data now; on a bound volume it
+//! schedules the data's destruction for when the claim goes (counted as data loss, marked
+//! `scheduled`, as DESIGN.md's `dataLoss` defines it); on a volume never bound, nothing.
 
 use crate::cluster::object::Spec;
 use crate::cluster::{ClusterView, ObjectKey};
-use crate::impact::effects::Effects;
+use crate::impact::effects::{Effects, Loss};
 use crate::impact::field;
 use crate::impact::subject::Subject;
 
@@ -41,13 +41,13 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
     };
     let claim = ObjectKey::new("", "PersistentVolumeClaim", namespace, name);
     if view.get(&claim).is_some() {
-        effects.note(format!(
-            "{} stays bound to {claim}: its data is destroyed when that claim is deleted",
-            subject.key
-        ));
+        let reason = format!(
+            "bound to {claim}; reclaimPolicy Retain → Delete destroys its data when that claim is deleted"
+        );
+        effects.lose_volume_when(namespace, name, Some(&subject.key.name), reason, Loss::Scheduled);
         return;
     }
     let reason = format!("Released by {claim}; reclaimPolicy Retain → Delete deletes it and its data");
     effects.delete(volume, reason.clone());
-    effects.lose_volume(namespace, name, Some(&subject.key.name), reason);
+    effects.lose_volume_when(namespace, name, Some(&subject.key.name), reason, Loss::Released);
 }

@@ -983,14 +983,49 @@ fn retain_to_delete_on_a_released_volume_deletes_it_and_its_data() {
             ..Summary::default()
         }
     );
+    let volume = &impact.volumes[0];
+    assert!(volume.released && !volume.scheduled, "{volume:?}");
+    assert_eq!(volume.claim, "gone");
 }
 
 #[test]
-fn retain_to_delete_on_a_bound_volume_only_notes_the_loss_to_come() {
-    let cluster = model(vec![pv("vol", "shop", "data", false), pvc("shop", "data", "vol")]);
+fn retain_to_delete_on_a_bound_volume_schedules_the_loss_for_when_its_claim_goes() {
+    let cluster = model(vec![
+        pv("vol", "shop", "data", false),
+        pvc("shop", "data", "vol"),
+        pod_with_claims("shop", "db-0", "node-a", &["data"]),
+    ]);
     let impact = reclaim_to_delete(Some("data"), &cluster);
-    assert_eq!(impact.summary, Summary::default());
-    noted(&impact, "destroyed when that claim is deleted");
+    // Nothing is deleted now; the data is counted as loss scheduled (DESIGN.md's dataLoss).
+    assert_eq!(
+        impact.summary,
+        Summary {
+            data_loss: 1,
+            ..Summary::default()
+        }
+    );
+    let volume = &impact.volumes[0];
+    assert!(volume.scheduled && !volume.released, "{volume:?}");
+    assert_eq!(volume.in_use_by, ["db-0"]);
+    assert!(
+        volume.reason.contains("when that claim is deleted"),
+        "{}",
+        volume.reason
+    );
+}
+
+#[test]
+fn delete_to_delete_or_retain_to_retain_changes_nothing() {
+    let cluster = model(vec![pv("vol", "shop", "gone", false)]);
+    let request = update(
+        ("", "v1", "persistentvolumes"),
+        "PersistentVolume",
+        "",
+        "vol",
+        volume_json("Delete", Some("gone")),
+        volume_json("Delete", Some("gone")),
+    );
+    assert_eq!(estimate(&request, &cluster).summary, Summary::default());
 }
 
 #[test]
@@ -999,6 +1034,7 @@ fn retain_to_delete_on_a_volume_never_bound_loses_nothing() {
     volume.spec = Spec::PersistentVolume {
         reclaim_delete: false,
         claim: None,
+        node: None,
     };
     let impact = reclaim_to_delete(None, &model(vec![volume]));
     assert_eq!(impact.summary, Summary::default());
@@ -1175,4 +1211,73 @@ fn an_update_no_rule_covers_is_marked_unmodelled_and_a_modelled_one_is_not() {
     let old = service_json("shop", "web", json!({"app": "web", "track": "stable"}), 80);
     let new = service_json("shop", "web", json!({"app": "web", "track": "stable"}), 8080);
     assert!(estimate(&update(SERVICES, "Service", "shop", "web", old, new), &shop()).modelled);
+}
+
+// ---- a Node's local volumes ----------------------------------------------------------------
+
+fn local_volume(name: &str, claim: Option<&str>, node: &str) -> Object {
+    object(
+        "PersistentVolume",
+        "",
+        name,
+        Spec::PersistentVolume {
+            reclaim_delete: false,
+            claim: claim.map(|c| (Text::from("db"), Text::from(c))),
+            node: Some(node.into()),
+        },
+    )
+}
+
+#[test]
+fn deleting_a_node_loses_the_bound_local_volumes_pinned_to_it() {
+    let cluster = model(vec![
+        with_labels(
+            node("storage-1"),
+            &[("kubernetes.io/hostname", "storage-1.internal")],
+        ),
+        node("storage-2"),
+        // Pinned by hostname label value, by node name, to another node, and never bound.
+        local_volume("local-a", Some("data-a"), "storage-1.internal"),
+        local_volume("local-b", Some("data-b"), "storage-1"),
+        local_volume("local-c", Some("data-c"), "storage-2"),
+        local_volume("local-free", None, "storage-1"),
+        pvc("db", "data-a", "local-a"),
+        pvc("db", "data-b", "local-b"),
+        pvc("db", "data-c", "local-c"),
+        pod_with_claims("db", "db-0", "storage-1", &["data-a"]),
+    ]);
+    let impact = estimate(
+        &delete(("", "v1", "nodes"), "Node", "", "storage-1", None),
+        &cluster,
+    );
+    let mut lost: Vec<(&str, &[String])> = impact
+        .volumes
+        .iter()
+        .map(|v| (v.claim.as_str(), &v.in_use_by[..]))
+        .collect();
+    lost.sort();
+    assert_eq!(lost, [("data-a", &["db-0".to_owned()][..]), ("data-b", &[][..])]);
+    assert!(
+        impact
+            .volumes
+            .iter()
+            .all(|v| v.reason.contains("lives on deleted Node storage-1")),
+        "{:?}",
+        impact.volumes
+    );
+    assert_eq!(impact.summary.data_loss, 2);
+    assert_eq!(impact.summary.pods_disrupted, 1);
+}
+
+#[test]
+fn deleting_a_node_without_local_volumes_loses_no_data() {
+    let cluster = model(vec![
+        node("pool-1"),
+        pv("zonal", "db", "data", true),
+        pvc("db", "data", "zonal"),
+        pod_with_claims("db", "db-0", "pool-1", &["data"]),
+    ]);
+    let impact = estimate(&delete(("", "v1", "nodes"), "Node", "", "pool-1", None), &cluster);
+    assert_eq!(impact.summary.data_loss, 0);
+    assert_eq!(impact.summary.pods_disrupted, 1);
 }

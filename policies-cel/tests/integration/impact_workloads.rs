@@ -213,6 +213,7 @@ fn claim(model: &mut ClusterModel, name: &str, volume: &str, reclaim_delete: boo
         Spec::PersistentVolume {
             reclaim_delete,
             claim,
+            node: None,
         },
     ));
 }

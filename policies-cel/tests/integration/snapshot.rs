@@ -167,7 +167,8 @@ fn database_scene() {
         volume.spec,
         Spec::PersistentVolume {
             reclaim_delete: true,
-            claim: Some(("databases".into(), "data-pg-main-1".into()))
+            claim: Some(("databases".into(), "data-pg-main-1".into())),
+            node: None,
         }
     );
 

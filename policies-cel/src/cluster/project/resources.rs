@@ -2,7 +2,7 @@
 //! Nodes, CustomResourceDefinitions, and the keys (never the values) of ConfigMaps and Secrets.
 
 use crate::cluster::ClusterModel;
-use crate::cluster::object::{Endpoint, Labels, Spec, Taint, Text};
+use crate::cluster::object::{Endpoint, Labels, NODE_LOCAL_TOPOLOGY_KEYS, Spec, Taint, Text};
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
@@ -79,11 +79,48 @@ pub(super) fn volume(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec>
                 .zip(Some(claim_ref.non_empty("namespace")?.unwrap_or(""))))
         })?;
         let claim = claim.map(|(name, namespace)| (model.intern(namespace), model.share(name)));
+        let node = spec.nested("nodeAffinity", |affinity| {
+            affinity.nested("required", pinned_node)
+        })?;
         Ok(Spec::PersistentVolume {
             reclaim_delete,
             claim,
+            node: node.map(|n| model.intern(n)),
         })
     })
+}
+
+/// The one node a volume's required node affinity allows (a local volume, a node-local CSI
+/// disk): every term requires `In` a single value of a node-local key (or `metadata.name` by
+/// `matchFields`), and all terms name the same node. `None` for zonal or unpinned volumes.
+fn pinned_node<'a>(required: Fields<'a>) -> Result<Option<&'a str>> {
+    let mut pinned: Option<Option<&'a str>> = None;
+    required.each("nodeSelectorTerms", |term| {
+        let mut node = None;
+        for (list, keys) in [
+            ("matchExpressions", NODE_LOCAL_TOPOLOGY_KEYS),
+            ("matchFields", &["metadata.name"][..]),
+        ] {
+            term.each(list, |requirement| {
+                let key = requirement.required_str("key")?;
+                let values = requirement.strings("values")?;
+                if keys.contains(&key)
+                    && requirement.str("operator")? == Some("In")
+                    && let [value] = values[..]
+                {
+                    node = node.or(Some(value));
+                }
+                Ok(())
+            })?;
+        }
+        pinned = Some(match pinned {
+            None => node,
+            Some(earlier) if earlier == node => earlier,
+            Some(_) => None,
+        });
+        Ok(())
+    })?;
+    Ok(pinned.flatten())
 }
 
 /// A Node: cordoned or not, and its taints.
@@ -165,7 +202,7 @@ fn keys_of(root: Fields<'_>, fields: &[&str], model: &mut ClusterModel) -> Resul
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
 
     use super::*;
     use crate::cluster::project::project;
@@ -247,7 +284,8 @@ mod tests {
             spec,
             Spec::PersistentVolume {
                 reclaim_delete: true,
-                claim: Some(("db".into(), "data".into()))
+                claim: Some(("db".into(), "data".into())),
+                node: None,
             }
         );
         let spec = spec_of(
@@ -257,9 +295,66 @@ mod tests {
             spec,
             Spec::PersistentVolume {
                 reclaim_delete: false,
-                claim: None
+                claim: None,
+                node: None,
             }
         );
+    }
+
+    fn pinned(affinity: Value) -> Option<Text> {
+        let spec = spec_of(json!({
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "local-1"},
+            "spec": {"local": {"path": "/mnt/disks/ssd1"}, "nodeAffinity": {"required": {"nodeSelectorTerms": affinity}}}
+        }));
+        match spec {
+            Spec::PersistentVolume { node, .. } => node,
+            other => panic!("not a volume: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_volume_pinned_to_one_node_by_its_required_affinity_names_it() {
+        let hostname = |op: &str, values: Value| json!({"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": op, "values": values}]});
+        assert_eq!(
+            pinned(json!([hostname("In", json!(["node-a"]))])),
+            Some("node-a".into())
+        );
+        assert_eq!(
+            pinned(
+                json!([{"matchExpressions": [{"key": "topology.topolvm.io/node", "operator": "In", "values": ["node-b"]}]}])
+            ),
+            Some("node-b".into())
+        );
+        assert_eq!(
+            pinned(
+                json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-c"]}]}])
+            ),
+            Some("node-c".into())
+        );
+        // The same node in every term still pins it; two nodes, a zone or NotIn do not.
+        assert_eq!(
+            pinned(json!([
+                hostname("In", json!(["node-a"])),
+                hostname("In", json!(["node-a"]))
+            ])),
+            Some("node-a".into())
+        );
+        assert_eq!(pinned(json!([hostname("In", json!(["node-a", "node-b"]))])), None);
+        assert_eq!(
+            pinned(json!([
+                hostname("In", json!(["node-a"])),
+                hostname("In", json!(["node-b"]))
+            ])),
+            None
+        );
+        assert_eq!(pinned(json!([hostname("NotIn", json!(["node-a"]))])), None);
+        assert_eq!(
+            pinned(
+                json!([{"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a"]}]}])
+            ),
+            None
+        );
+        assert_eq!(pinned(json!([])), None);
     }
 
     #[test]

@@ -201,6 +201,7 @@ pub fn pv(name: &str, claim_namespace: &str, claim: &str, reclaim_delete: bool) 
         Spec::PersistentVolume {
             reclaim_delete,
             claim: Some((claim_namespace.into(), claim.into())),
+            node: None,
         },
     )
 }

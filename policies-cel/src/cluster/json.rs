@@ -72,11 +72,13 @@ pub fn to_json(object: &Object) -> Json {
             selector: s,
             min_available,
             max_unavailable,
+            always_allow_unhealthy,
         } => (
             json!({
                 "selector": selector(s),
                 "minAvailable": min_available.as_ref().map(int_or_percent),
                 "maxUnavailable": max_unavailable.as_ref().map(int_or_percent),
+                "unhealthyPodEvictionPolicy": if *always_allow_unhealthy { "AlwaysAllow" } else { "IfHealthyBudget" },
             }),
             Json::Null,
         ),

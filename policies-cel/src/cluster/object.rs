@@ -330,6 +330,10 @@ pub enum Spec {
         selector: Selector,
         min_available: Option<IntOrPercent>,
         max_unavailable: Option<IntOrPercent>,
+        /// `unhealthyPodEvictionPolicy: AlwaysAllow`: a running pod that is not ready may go
+        /// whatever the budget. The default, `IfHealthyBudget`, lets it go only while the budget
+        /// is met (currentHealthy ≥ desiredHealthy).
+        always_allow_unhealthy: bool,
     },
     PersistentVolumeClaim {
         volume: Option<Text>,

@@ -65,6 +65,7 @@ pub(crate) fn numbers(view: &dyn ClusterView, pdb: &Object) -> Option<Numbers> {
         selector,
         min_available,
         max_unavailable,
+        ..
     } = &pdb.spec
     else {
         return None;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::cluster::object::{IntOrPercent, Spec};
+use crate::cluster::object::{IntOrPercent, Phase, Spec};
 use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::effects::Effects;
 use crate::impact::report::{
@@ -234,6 +234,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             selector,
             min_available,
             max_unavailable,
+            always_allow_unhealthy,
         } = &pdb.spec
         else {
             continue;
@@ -266,13 +267,23 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             .filter(|p| healthy(p) && down_at_worst.contains(&p.key))
             .count();
         let after = current - removed;
+        // A running pod that is not ready may go only while the budget is met, unless the
+        // budget says AlwaysAllow (`unhealthyPodEvictionPolicy`, as the eviction API reads it).
+        let unhealthy_taken = !always_allow_unhealthy
+            && current < desired
+            && selected.iter().any(|p| {
+                !healthy(p)
+                    && !p.terminating
+                    && p.pod().is_some_and(|s| s.phase == Phase::Running)
+                    && down_at_worst.contains(&p.key)
+            });
         impact.pdbs.push(PdbEffect {
             namespace: pdb.key.namespace.to_string(),
             name: pdb.key.name.to_string(),
             desired_healthy: desired,
             current_healthy: current,
             healthy_after: after,
-            violated: removed > 0 && after < desired,
+            violated: (removed > 0 && after < desired) || unhealthy_taken,
         });
     }
 

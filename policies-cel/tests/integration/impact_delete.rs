@@ -4,7 +4,7 @@
 
 use crate::support;
 
-use policies_cel::cluster::object::{IntOrPercent, Retention};
+use policies_cel::cluster::object::{IntOrPercent, Retention, Text};
 use policies_cel::cluster::{ClusterModel, Object, Spec};
 use policies_cel::impact::{Summary, estimate};
 use serde_json::json;
@@ -747,6 +747,7 @@ fn deleting_a_statefulset_leaves_a_max_unavailable_budget_expecting_nothing() {
         },
         min_available: None,
         max_unavailable: Some(IntOrPercent::Int(1)),
+        always_allow_unhealthy: false,
     };
     cluster.insert(budget);
     let impact = estimate(
@@ -759,4 +760,83 @@ fn deleting_a_statefulset_leaves_a_max_unavailable_budget_expecting_nothing() {
         (impact.pdbs[0].desired_healthy, impact.pdbs[0].healthy_after),
         (0, 0)
     );
+}
+
+/// The database with pg-1 and pg-2 running but not ready (the budget, minAvailable 2, is not
+/// met), its budget's `unhealthyPodEvictionPolicy` AlwaysAllow or not.
+fn database_mostly_unready(always_allow_unhealthy: bool) -> ClusterModel {
+    let (mut cluster, sts) = database(Retention::default());
+    for name in ["pg-1", "pg-2"] {
+        let claim = format!("data-{name}");
+        let mut unready = owned_by(
+            with_labels(pod("databases", name, "node-a", false), &[("app", "pg")]),
+            &sts,
+        );
+        if let Spec::Pod(spec) = &mut unready.spec {
+            spec.claims = [Text::from(claim.as_str())].into();
+        }
+        cluster.insert(unready);
+    }
+    let mut budget = pdb_min_available("databases", "pg", "pg", IntOrPercent::Int(2));
+    if let Spec::PodDisruptionBudget {
+        always_allow_unhealthy: always,
+        ..
+    } = &mut budget.spec
+    {
+        *always = always_allow_unhealthy;
+    }
+    cluster.insert(budget);
+    cluster
+}
+
+fn evict_pg_1() -> policies_cel::Request {
+    review(
+        "CREATE",
+        ("", "v1", "pods"),
+        "Eviction",
+        "databases",
+        "pg-1",
+        json!({"subResource": "eviction",
+        "object": {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "pg-1", "namespace": "databases"}}}),
+    )
+}
+
+#[test]
+fn an_unready_pod_may_not_go_while_its_budget_is_not_met_by_default() {
+    // IfHealthyBudget (the default): a running pod that is not ready goes only while the
+    // budget is met; here 1 of 2 required pods is healthy.
+    let impact = estimate(&evict_pg_1(), &database_mostly_unready(false));
+    let pdb = &impact.pdbs[0];
+    assert_eq!(
+        (
+            pdb.desired_healthy,
+            pdb.current_healthy,
+            pdb.healthy_after,
+            pdb.violated
+        ),
+        (2, 1, 1, true)
+    );
+    assert_eq!(impact.summary.pdb_violations, 1);
+}
+
+#[test]
+fn an_unready_pod_may_always_go_when_its_budget_says_always_allow() {
+    let impact = estimate(&evict_pg_1(), &database_mostly_unready(true));
+    let pdb = &impact.pdbs[0];
+    assert_eq!(
+        (pdb.current_healthy, pdb.healthy_after, pdb.violated),
+        (1, 1, false)
+    );
+    assert_eq!(impact.summary.pdb_violations, 0);
+}
+
+#[test]
+fn a_ready_pod_still_breaks_a_budget_that_says_always_allow() {
+    // AlwaysAllow concerns pods that are not ready; the healthy pg-0 still counts.
+    let cluster = database_mostly_unready(true);
+    let impact = estimate(
+        &delete(("", "v1", "pods"), "Pod", "databases", "pg-0", None),
+        &cluster,
+    );
+    assert_eq!((impact.pdbs[0].healthy_after, impact.pdbs[0].violated), (0, true));
 }

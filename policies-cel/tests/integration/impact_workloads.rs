@@ -191,6 +191,7 @@ fn pdb(
         selector: app(app_name),
         min_available: min,
         max_unavailable: max,
+        always_allow_unhealthy: false,
     };
     model.insert(object("policy", "PodDisruptionBudget", name, spec));
 }

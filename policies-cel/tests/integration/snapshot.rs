@@ -186,7 +186,8 @@ fn database_scene() {
         Spec::PodDisruptionBudget {
             selector,
             min_available: Some(IntOrPercent::Int(2)),
-            max_unavailable: None
+            max_unavailable: None,
+            always_allow_unhealthy: false,
         }
     );
     let slices = model.endpoint_slices("databases", "pg-main");
@@ -358,7 +359,8 @@ fn web_scene() {
         Spec::PodDisruptionBudget {
             selector,
             min_available: None,
-            max_unavailable: Some(IntOrPercent::Percent(25))
+            max_unavailable: Some(IntOrPercent::Percent(25)),
+            always_allow_unhealthy: false,
         }
     );
     let slice = model.endpoint_slices("shop", "web");

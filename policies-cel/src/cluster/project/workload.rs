@@ -289,10 +289,23 @@ pub(super) fn disruption_budget(root: Fields<'_>, model: &mut ClusterModel) -> R
         };
         let min_available = spec.int_or_percent("minAvailable")?;
         let max_unavailable = spec.int_or_percent("maxUnavailable")?;
+        let always_allow_unhealthy = match spec.non_empty("unhealthyPodEvictionPolicy")? {
+            None | Some("IfHealthyBudget") => false,
+            Some("AlwaysAllow") => true,
+            Some(other) => {
+                let supported = ["AlwaysAllow", "IfHealthyBudget"];
+                return Err(ProjectError::unsupported(
+                    "unhealthyPodEvictionPolicy",
+                    other,
+                    &supported,
+                ));
+            }
+        };
         Ok(Spec::PodDisruptionBudget {
             selector,
             min_available,
             max_unavailable,
+            always_allow_unhealthy,
         })
     })
 }
@@ -497,8 +510,22 @@ mod tests {
             selector: Selector::default(),
             min_available: Some(IntOrPercent::Percent(50)),
             max_unavailable: None,
+            always_allow_unhealthy: false,
         };
         assert_eq!(spec, expected);
+        let always = |policy: &str| match spec_of(
+            "policy/v1",
+            "PodDisruptionBudget",
+            json!({"maxUnavailable": 1, "unhealthyPodEvictionPolicy": policy}),
+        ) {
+            Spec::PodDisruptionBudget {
+                always_allow_unhealthy,
+                ..
+            } => always_allow_unhealthy,
+            other => panic!("not a PDB: {other:?}"),
+        };
+        assert!(always("AlwaysAllow"));
+        assert!(!always("IfHealthyBudget"));
         let Spec::PodDisruptionBudget { selector, .. } =
             spec_of("policy/v1", "PodDisruptionBudget", json!({"maxUnavailable": 1}))
         else {

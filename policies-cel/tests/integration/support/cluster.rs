@@ -178,6 +178,7 @@ pub fn pdb_min_available(namespace: &str, name: &str, app: &str, min: IntOrPerce
             selector: selector(&[("app", app)]),
             min_available: Some(min),
             max_unavailable: None,
+            always_allow_unhealthy: false,
         },
     )
 }

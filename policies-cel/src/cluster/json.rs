@@ -86,14 +86,11 @@ pub fn to_json(object: &Object) -> Json {
         Spec::PersistentVolume {
             reclaim_delete,
             claim,
-            node,
+            ..
         } => (
             json!({
                 "persistentVolumeReclaimPolicy": if *reclaim_delete { "Delete" } else { "Retain" },
                 "claimRef": claim.as_ref().map(|(ns, name)| json!({"namespace": &**ns, "name": &**name})),
-                "nodeAffinity": node.as_ref().map(|n| json!({"required": {"nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [&**n]}]}
-                ]}})),
             }),
             Json::Null,
         ),

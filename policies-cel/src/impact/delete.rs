@@ -1,8 +1,8 @@
 //! DELETE of any object, as the garbage collector and the controllers carry it out: the
 //! ownerReference cascade with the request's `propagationPolicy` (Orphan stops it; the default
 //! depends on the kind and API version), a Namespace's contents, a CRD's instances, a Node's
-//! pods and local volumes, a PersistentVolumeClaim's data per its volume's reclaim policy, a bound volume, and a
-//! StatefulSet's claims under its retention policy.
+//! pods and local volumes, a PersistentVolumeClaim's data per its volume's reclaim policy, a
+//! bound volume, and a StatefulSet's claims under its retention policy.
 
 use std::collections::HashSet;
 

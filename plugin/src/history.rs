@@ -65,7 +65,10 @@ fn resolve(fixture: &HistoryFixture) -> Result<History, FixtureError> {
 
 /// The line where the `index`-th item of the top-level `records:` list starts (block style).
 fn record_line(text: &str, index: usize) -> Option<usize> {
-    let mut lines = text.lines().enumerate().skip_while(|(_, l)| !l.starts_with("records:"));
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .skip_while(|(_, l)| !l.starts_with("records:"));
     lines.next()?;
     let mut items = lines.filter(|(_, l)| l.trim_start().starts_with("- "));
     let indent = |l: &str| l.len() - l.trim_start().len();

@@ -39,11 +39,7 @@ fn the_bad_release_is_found_and_totalled_per_policy_and_user() {
     // pg-operator at 01:49:57 (and never recreated in this log), is gone when the dry-run delete
     // of StatefulSet pg-main is judged at 02:53:28, which leaves 2 members, under the quorum
     // rule's 3 (the PDB and availability policies still deny it).
-    assert_eq!(
-        denied("suture-statefulset-quorum"),
-        2,
-        "RabbitMQ to 1, pool-3"
-    );
+    assert_eq!(denied("suture-statefulset-quorum"), 2, "RabbitMQ to 1, pool-3");
     assert_eq!(denied("suture-disruption-budget"), 2);
     assert_eq!(denied("suture-availability"), 4);
     assert_eq!(denied("suture-broken-references"), 1);
@@ -191,7 +187,13 @@ fn a_hot_loop_is_denied_from_the_first_request_over_the_budget() {
         .unwrap()
         .iter()
         .filter(|f| f["policy"] == "suture-disruption-rate")
-        .map(|f| format!("{} {}", &f["time"].as_str().unwrap()[11..19], f["request"].as_str().unwrap()))
+        .map(|f| {
+            format!(
+                "{} {}",
+                &f["time"].as_str().unwrap()[11..19],
+                f["request"].as_str().unwrap()
+            )
+        })
         .collect();
     let mut expected: Vec<String> = Vec::new();
     // The first member deletion (zk-4 at 10:00:00) is admitted; every member after it within
@@ -199,7 +201,10 @@ fn a_hot_loop_is_denied_from_the_first_request_over_the_budget() {
     let members = ["zk-4", "zk-3", "zk-2", "zk-1", "zk-0"];
     for k in 1..13 {
         let (m, s) = (5 * k / 60, 5 * k % 60);
-        expected.push(format!("10:{m:02}:{s:02} DELETE pods coordination/{}", members[k % 5]));
+        expected.push(format!(
+            "10:{m:02}:{s:02} DELETE pods coordination/{}",
+            members[k % 5]
+        ));
     }
     // The credentials loop: 30 deletions in its first 30 seconds are within the guard (30 per
     // minute); the 31st and every one after it in that minute are refused.
@@ -230,7 +235,15 @@ fn a_hot_loop_is_denied_from_the_first_request_over_the_budget() {
 fn a_later_request_sees_an_earlier_admitted_deletion() {
     // Against the snapshot alone, scaling RabbitMQ to 2 keeps its PDB (2 of 3 healthy).
     let mut check = suture();
-    check.args(["check", "scale", "statefulset/rabbit-server", "--replicas", "2", "-n", "mq"]);
+    check.args([
+        "check",
+        "scale",
+        "statefulset/rabbit-server",
+        "--replicas",
+        "2",
+        "-n",
+        "mq",
+    ]);
     check.args(["--as", "system:serviceaccount:mq:rabbitmq-operator", "-o", "json"]);
     for scene in SCENES {
         check.args(["--cluster", &format!("testdata/clusters/{scene}")]);

@@ -3,9 +3,9 @@
 //! (the functions the gateway's watches call for their events) — creates add, updates replace,
 //! deletes and evictions remove, a scale sets its workload's replicas. Dry runs change nothing.
 
-use policies_cel::{ClusterView, Request};
 use policies_cel::cluster::json::to_json;
 use policies_cel::cluster::{ClusterModel, ObjectKey, project};
+use policies_cel::{ClusterView, Request};
 use serde_json::Value as Json;
 
 /// Applies `request`'s change to `model` (the request was admitted).
@@ -16,7 +16,10 @@ pub fn apply(model: &mut ClusterModel, request: &Request) {
     }
     let namespace = admission.namespace.as_deref().unwrap_or_default();
     let name = admission.name.as_str();
-    match (request.operation(), admission.sub_resource.as_deref().unwrap_or_default()) {
+    match (
+        request.operation(),
+        admission.sub_resource.as_deref().unwrap_or_default(),
+    ) {
         ("DELETE", "") => {
             let kind = &admission.kind;
             if model
@@ -101,14 +104,23 @@ mod tests {
         model
     }
 
-    fn request(operation: &str, resource: (&str, &str), sub: Option<&str>, name: &str, object: Json, dry_run: bool) -> Request {
+    fn request(
+        operation: &str,
+        resource: (&str, &str),
+        sub: Option<&str>,
+        name: &str,
+        object: Json,
+        dry_run: bool,
+    ) -> Request {
         let (group, plural) = resource;
         let kind = object["kind"].as_str().unwrap_or("Pod").to_owned();
-        Request::from_review(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        Request::from_review(
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
             "uid": "u", "kind": {"group": group, "version": "v1", "kind": kind},
             "resource": {"group": group, "version": "v1", "resource": plural}, "subResource": sub,
             "name": name, "namespace": "db", "operation": operation, "userInfo": {"username": "op"},
-            "dryRun": dry_run, "object": if operation == "DELETE" { Json::Null } else { object }}}))
+            "dryRun": dry_run, "object": if operation == "DELETE" { Json::Null } else { object }}}),
+        )
         .unwrap()
     }
 
@@ -119,15 +131,27 @@ mod tests {
     #[test]
     fn deletes_and_evictions_remove_creates_add() {
         let mut model = model();
-        apply(&mut model, &request("DELETE", ("", "pods"), None, "pg-0", json!({}), true));
+        apply(
+            &mut model,
+            &request("DELETE", ("", "pods"), None, "pg-0", json!({}), true),
+        );
         assert!(model.get(&pod_key("pg-0")).is_some(), "a dry run changes nothing");
-        apply(&mut model, &request("DELETE", ("", "pods"), None, "pg-0", json!({}), false));
+        apply(
+            &mut model,
+            &request("DELETE", ("", "pods"), None, "pg-0", json!({}), false),
+        );
         assert!(model.get(&pod_key("pg-0")).is_none());
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pg-1", "namespace": "db", "uid": "p1"}});
-        apply(&mut model, &request("CREATE", ("", "pods"), None, "pg-1", pod, false));
+        apply(
+            &mut model,
+            &request("CREATE", ("", "pods"), None, "pg-1", pod, false),
+        );
         assert!(model.get(&pod_key("pg-1")).is_some());
         let eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "pg-1", "namespace": "db"}});
-        apply(&mut model, &request("CREATE", ("", "pods"), Some("eviction"), "pg-1", eviction, false));
+        apply(
+            &mut model,
+            &request("CREATE", ("", "pods"), Some("eviction"), "pg-1", eviction, false),
+        );
         assert!(model.get(&pod_key("pg-1")).is_none());
     }
 
@@ -135,8 +159,20 @@ mod tests {
     fn a_scale_sets_the_workload_replicas() {
         let mut model = model();
         let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "pg", "namespace": "db"}, "spec": {"replicas": 1}});
-        apply(&mut model, &request("UPDATE", ("apps", "statefulsets"), Some("scale"), "pg", scale, false));
-        let sts = model.get(&ObjectKey::new("apps", "StatefulSet", "db", "pg")).unwrap();
+        apply(
+            &mut model,
+            &request(
+                "UPDATE",
+                ("apps", "statefulsets"),
+                Some("scale"),
+                "pg",
+                scale,
+                false,
+            ),
+        );
+        let sts = model
+            .get(&ObjectKey::new("apps", "StatefulSet", "db", "pg"))
+            .unwrap();
         let Spec::StatefulSet { replicas, .. } = &sts.spec else {
             panic!("not a StatefulSet: {:?}", sts.spec)
         };

@@ -64,7 +64,12 @@ struct Timeline<'a> {
 /// Replays every event of `log` (named `name` in messages), starting from `model` (the snapshot)
 /// and carrying each admitted change into it. Lines that are not audit events are reported in the
 /// tally; a log in which no line is one is an error naming the first bad line.
-pub fn replay(name: &str, log: impl BufRead, set: &PolicySet, model: ClusterModel) -> Result<Tally, ReplayError> {
+pub fn replay(
+    name: &str,
+    log: impl BufRead,
+    set: &PolicySet,
+    model: ClusterModel,
+) -> Result<Tally, ReplayError> {
     let mut tally = Tally::default();
     let mut timeline = Timeline {
         set,

@@ -273,9 +273,10 @@ impl Frame<'_> {
             }
             Kind::HistoryCall { method, args } => {
                 let args = self.eval_all(args)?;
-                let history = self.activation.history().ok_or_else(|| {
-                    EvalError::Unavailable("history (no history for this request)".into())
-                })?;
+                let history = self
+                    .activation
+                    .history()
+                    .ok_or_else(|| EvalError::Unavailable("history (no history for this request)".into()))?;
                 functions::history::call(history, *method, &args, self.budget)
             }
             Kind::Comprehension(c) => {

@@ -122,7 +122,10 @@ mod tests {
             serde_yaml_ng::from_str("records:\n- {ago: 3m, user: a, deleted: 1}\n").unwrap();
         let (ledger, now) = fixture.resolve(clock()).unwrap();
         assert_eq!(now, clock());
-        assert_eq!(ledger.records().next().unwrap().time, clock() - chrono::Duration::minutes(3));
+        assert_eq!(
+            ledger.records().next().unwrap().time,
+            clock() - chrono::Duration::minutes(3)
+        );
 
         let fixture: HistoryFixture = serde_yaml_ng::from_str(
             "now: '2027-01-15T08:10:00Z'\nretention: 2h\nrecords:\n- {ago: 90m, user: a}\n- {time: '2027-01-15T08:09:00Z', user: b}\n",
@@ -143,8 +146,13 @@ mod tests {
             fixture.resolve(clock()).unwrap_err().to_string(),
             "records[1]: give its `time` (RFC 3339) or `ago` (e.g. 3m)"
         );
-        let fixture: HistoryFixture =
-            serde_yaml_ng::from_str("records:\n- {ago: soon, user: a}\n").unwrap();
-        assert!(fixture.resolve(clock()).unwrap_err().to_string().starts_with("records[0]: ago:"));
+        let fixture: HistoryFixture = serde_yaml_ng::from_str("records:\n- {ago: soon, user: a}\n").unwrap();
+        assert!(
+            fixture
+                .resolve(clock())
+                .unwrap_err()
+                .to_string()
+                .starts_with("records[0]: ago:")
+        );
     }
 }

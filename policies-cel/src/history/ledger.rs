@@ -242,7 +242,10 @@ mod tests {
         assert_eq!(totals.figures.pods_disrupted, 4);
         // A record later than `now` (a replay's future) is not counted.
         assert_eq!(ledger.totals(at(599), minutes(1), |_| true).unwrap().requests, 1);
-        assert_eq!(ledger.totals(at(10_000), minutes(10), |_| true).unwrap().requests, 0);
+        assert_eq!(
+            ledger.totals(at(10_000), minutes(10), |_| true).unwrap().requests,
+            0
+        );
     }
 
     #[test]
@@ -296,7 +299,10 @@ mod tests {
         let ledger = Ledger::with_limits(minutes(10), 10);
         assert!(ledger.totals(at(0), minutes(10), |_| true).is_ok());
         assert_eq!(
-            ledger.totals(at(0), minutes(11), |_| true).unwrap_err().to_string(),
+            ledger
+                .totals(at(0), minutes(11), |_| true)
+                .unwrap_err()
+                .to_string(),
             "the window 11m is longer than the history keeps (10m)"
         );
         assert!(ledger.totals(at(0), minutes(0), |_| true).is_err());
@@ -331,7 +337,9 @@ mod tests {
         assert_eq!(ledger.retention(), minutes(60));
         assert_eq!(ledger.max_records(), DEFAULT_MAX_RECORDS);
         assert_eq!(ledger.records().next().unwrap().user, "a");
-        let typo = serde_yaml_ng::from_str::<Ledger>("records:\n- {time: '2027-01-15T08:00:00Z', user: a, podDisrupted: 2}\n");
+        let typo = serde_yaml_ng::from_str::<Ledger>(
+            "records:\n- {time: '2027-01-15T08:00:00Z', user: a, podDisrupted: 2}\n",
+        );
         assert!(typo.unwrap_err().to_string().contains("podDisrupted"));
     }
 }

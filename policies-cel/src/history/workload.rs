@@ -24,8 +24,7 @@ const MAX_DEPTH: usize = 4;
 
 fn is_workload(object: &Object) -> bool {
     let group = &*object.key.group;
-    (group == "apps" || group == "batch" || group.is_empty())
-        && WORKLOAD_KINDS.contains(&&*object.key.kind)
+    (group == "apps" || group == "batch" || group.is_empty()) && WORKLOAD_KINDS.contains(&&*object.key.kind)
 }
 
 /// The workload of the request's target as the model knows it (none for a target the model does

@@ -183,9 +183,11 @@ impl Policy {
             .iter()
             .map(named)
             .chain(self.variables.iter().map(named))
-            .chain(self.validations.iter().flat_map(|v| {
-                std::iter::once(&*v.program).chain(v.message_expression.as_deref())
-            }))
+            .chain(
+                self.validations
+                    .iter()
+                    .flat_map(|v| std::iter::once(&*v.program).chain(v.message_expression.as_deref())),
+            )
             .chain(self.audit_annotations.iter().map(|a| &*a.value_expression))
     }
 

@@ -71,7 +71,12 @@ fn delete_pod(name: &str) -> Request {
     delete(("", "v1", "pods"), "Pod", "db", name, None)
 }
 
-fn eval(source: &str, request: &Request, ledger: Option<&Ledger>, cluster: &ClusterModel) -> Result<Value, EvalError> {
+fn eval(
+    source: &str,
+    request: &Request,
+    ledger: Option<&Ledger>,
+    cluster: &ClusterModel,
+) -> Result<Value, EvalError> {
     let program = Env::admission()
         .compile(source)
         .unwrap_or_else(|e| panic!("{}", e.render()));
@@ -87,9 +92,16 @@ fn history_calls_are_typed_as_maps_of_ints_and_detected() {
     assert!(program.uses(Root::History));
     assert!(!program.uses(Root::Impact));
     // The figures are ints: arithmetic with them type-checks, a string comparison does not.
-    env.compile("history.onWorkload(duration('5m')).podsDisrupted + 1 <= 2").unwrap();
-    let error = env.compile("history.inNamespace('1m').deleted == 'x'").unwrap_err();
-    assert!(error.render().contains("no matching overload"), "{}", error.render());
+    env.compile("history.onWorkload(duration('5m')).podsDisrupted + 1 <= 2")
+        .unwrap();
+    let error = env
+        .compile("history.inNamespace('1m').deleted == 'x'")
+        .unwrap_err();
+    assert!(
+        error.render().contains("no matching overload"),
+        "{}",
+        error.render()
+    );
     for (source, says) in [
         ("history.byRequester(10)", "applied to '(int)'"),
         ("history.byUser('10m')", "history.byUser"),
@@ -105,7 +117,15 @@ fn each_scope_totals_its_own_records_in_the_window() {
     let (ledger, cluster) = (ledger(), cluster());
     let request = delete_pod("pg-1");
     let totals = |scope: &str| {
-        to_json(&eval(&format!("history.{scope}('10m')"), &request, Some(&ledger), &cluster).unwrap())
+        to_json(
+            &eval(
+                &format!("history.{scope}('10m')"),
+                &request,
+                Some(&ledger),
+                &cluster,
+            )
+            .unwrap(),
+        )
     };
     assert_eq!(
         totals("byRequester"),
@@ -116,21 +136,41 @@ fn each_scope_totals_its_own_records_in_the_window() {
     assert_eq!(totals("onWorkload")["requests"], 2);
     assert_eq!(totals("inCluster")["podsDisrupted"], 4);
     // The window is the policy's: 90s holds the two most recent records of the cluster.
-    let recent = eval("history.inCluster(duration('90s')).requests", &request, Some(&ledger), &cluster);
+    let recent = eval(
+        "history.inCluster(duration('90s')).requests",
+        &request,
+        Some(&ledger),
+        &cluster,
+    );
     assert_eq!(recent.unwrap(), Value::Int(2));
     // The record 15 minutes ago counts in a 20m window.
-    let long = eval("history.byRequester('20m').podsDisrupted", &request, Some(&ledger), &cluster);
+    let long = eval(
+        "history.byRequester('20m').podsDisrupted",
+        &request,
+        Some(&ledger),
+        &cluster,
+    );
     assert_eq!(long.unwrap(), Value::Int(8));
 }
 
 #[test]
 fn a_target_outside_any_workload_has_an_empty_workload_history() {
     let (ledger, cluster) = (ledger(), cluster());
-    let loose = eval("history.onWorkload('10m').requests", &delete_pod("loose"), Some(&ledger), &cluster);
+    let loose = eval(
+        "history.onWorkload('10m').requests",
+        &delete_pod("loose"),
+        Some(&ledger),
+        &cluster,
+    );
     assert_eq!(loose.unwrap(), Value::Int(0));
     // Without a model there is no workload either, and no error.
     let empty = ClusterModel::new();
-    let unknown = eval("history.onWorkload('10m').requests", &delete_pod("pg-1"), Some(&ledger), &empty);
+    let unknown = eval(
+        "history.onWorkload('10m').requests",
+        &delete_pod("pg-1"),
+        Some(&ledger),
+        &empty,
+    );
     assert_eq!(unknown.unwrap(), Value::Int(0));
 }
 
@@ -146,9 +186,14 @@ fn no_ledger_is_an_empty_history_and_bad_windows_are_errors() {
         ("'soon'", "is not a duration"),
         ("'0s'", "longer than zero"),
     ] {
-        let error = eval(&format!("history.byRequester({window})"), &request, Some(&ledger), &cluster)
-            .unwrap_err()
-            .to_string();
+        let error = eval(
+            &format!("history.byRequester({window})"),
+            &request,
+            Some(&ledger),
+            &cluster,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.starts_with("history.byRequester: "), "{error}");
         assert!(error.contains(says), "{window}: {error}");
     }
@@ -176,7 +221,11 @@ spec:
 
 #[test]
 fn evaluate_in_judges_with_the_ledger_and_recording_feeds_it() {
-    let set = Loader::new().add_str("budget.yaml", BUDGET).unwrap().finish().unwrap();
+    let set = Loader::new()
+        .add_str("budget.yaml", BUDGET)
+        .unwrap()
+        .finish()
+        .unwrap();
     assert!(set.uses_history());
     let cluster = cluster();
     let mut ledger = Ledger::default();
@@ -198,12 +247,19 @@ fn evaluate_in_judges_with_the_ledger_and_recording_feeds_it() {
     assert_eq!(ledger.len(), 3);
     let first = ledger.records().next().unwrap();
     assert_eq!(first.workload.as_ref(), Some(&pg()));
-    assert_eq!((first.user.as_str(), first.action.as_str()), (OPERATOR, "delete Pod db/pg-0"));
+    assert_eq!(
+        (first.user.as_str(), first.action.as_str()),
+        (OPERATOR, "delete Pod db/pg-0")
+    );
 }
 
 #[test]
 fn dry_runs_and_harmless_requests_are_not_recorded() {
-    let set = Loader::new().add_str("budget.yaml", BUDGET).unwrap().finish().unwrap();
+    let set = Loader::new()
+        .add_str("budget.yaml", BUDGET)
+        .unwrap()
+        .finish()
+        .unwrap();
     let cluster = cluster();
     let mut ledger = Ledger::default();
     let dry = review(

@@ -385,11 +385,16 @@ impl Checker<'_> {
                 // the method's name and arity are checked when the expression is lowered.
                 for arg in args {
                     let t = self.check(arg)?;
-                    if !matches!(self.resolved(&t), ExprType::String | ExprType::Duration | ExprType::Dyn) {
+                    if !matches!(
+                        self.resolved(&t),
+                        ExprType::String | ExprType::Duration | ExprType::Dyn
+                    ) {
                         let shown = self.shown(&t);
                         return Err(error(
                             expr,
-                            format!("found no matching overload for 'history.{name}' applied to '({shown})' (a window: '10m' or duration('10m'))"),
+                            format!(
+                                "found no matching overload for 'history.{name}' applied to '({shown})' (a window: '10m' or duration('10m'))"
+                            ),
                         ));
                     }
                 }

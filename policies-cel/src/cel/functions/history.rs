@@ -87,7 +87,12 @@ fn summary(totals: &Totals) -> Value {
     ];
     let map: HashMap<crate::cel::upstream::objects::Key, Value> = entries
         .into_iter()
-        .map(|(k, n)| (crate::cel::upstream::objects::Key::String(Arc::new(k.to_owned())), int(n)))
+        .map(|(k, n)| {
+            (
+                crate::cel::upstream::objects::Key::String(Arc::new(k.to_owned())),
+                int(n),
+            )
+        })
         .collect();
     Value::Map(crate::cel::upstream::objects::Map { map: Arc::new(map) })
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use policies_cel::cluster::{Progress, load_snapshots};
+use policies_cel::cluster::{ClusterModel, Progress, load_snapshots};
 use policies_cel::{ClusterView, EmptyCluster};
 
 use crate::exit::Failure;
@@ -25,16 +25,24 @@ pub fn load(snapshots: &[PathBuf]) -> Result<Box<dyn ClusterView>, Failure> {
     if snapshots.is_empty() {
         return Ok(Box::new(EmptyCluster));
     }
+    Ok(Box::new(load_model(snapshots)?))
+}
+
+/// The model of `--cluster PATH...`, to be changed as a replay goes (empty when no snapshot is
+/// given). Errors as [`load`].
+pub fn load_model(snapshots: &[PathBuf]) -> Result<ClusterModel, Failure> {
+    if snapshots.is_empty() {
+        return Ok(ClusterModel::new());
+    }
     let paths: Vec<&Path> = snapshots.iter().map(PathBuf::as_path).collect();
     let mut bar = Bar::default();
     let loaded = load_snapshots(&paths, &mut |progress| bar.show(progress));
     if let Some(bar) = bar.bar {
         bar.finish_and_clear();
     }
-    let model = loaded.map_err(|error| {
+    loaded.map_err(|error| {
         Failure::usage(anyhow::Error::new(error).context("cannot load the --cluster snapshots"))
-    })?;
-    Ok(Box::new(model))
+    })
 }
 
 /// Where a command's cluster comes from.

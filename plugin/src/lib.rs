@@ -10,6 +10,7 @@ pub mod commands;
 pub mod complete;
 pub mod exit;
 pub mod explain;
+pub mod history;
 pub mod input;
 pub mod install;
 pub mod kinds;

@@ -11,11 +11,12 @@ pub mod control_plane;
 pub mod crds;
 pub mod eval;
 pub mod files;
+pub mod history;
 pub mod impact;
 pub mod lint;
 pub mod pack;
 pub mod policy;
 
 pub use cluster::{ClusterView, EmptyCluster};
-pub use eval::{Decision, Denial, Request, RequestError, WireReview, evaluate};
+pub use eval::{Decision, Denial, EvalContext, Request, RequestError, WireReview, evaluate, evaluate_in};
 pub use policy::{LoadError, PolicySet};

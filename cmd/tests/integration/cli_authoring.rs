@@ -63,7 +63,7 @@ fn explain_prints_the_documented_reference() {
             .lines()
             .filter(|l| l.starts_with("  suture-"))
             .count(),
-        9
+        10
     );
     let out = suture()
         .args(["explain", "pack", "suture-data-loss"])

@@ -50,7 +50,7 @@ fn a_clean_set_exits_0() {
 fn the_builtin_pack_lints_clean() {
     let out = lint(&["builtin", "--strict"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    assert!(stdout(&out).starts_with("clean: 9 policies"), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("clean: 10 policies"), "{}", stdout(&out));
 }
 
 #[test]

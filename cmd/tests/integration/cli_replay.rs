@@ -35,11 +35,11 @@ fn the_bad_release_is_found_and_totalled_per_policy_and_user() {
         2,
         "the live claim and MinIO's scale-down"
     );
-    assert_eq!(
-        denied("suture-statefulset-quorum"),
-        3,
-        "RabbitMQ to 1, the dry-run StatefulSet delete, pool-3"
-    );
+    // Replay carries the log's admitted changes into its model: pg-main-0, deleted by the
+    // pg-operator at 01:49:57 (and never recreated in this log), is gone when the dry-run delete
+    // of StatefulSet pg-main is judged at 02:53:28, which leaves 2 members, under the quorum
+    // rule's 3 (the PDB and availability policies still deny it).
+    assert_eq!(denied("suture-statefulset-quorum"), 2, "RabbitMQ to 1, pool-3");
     assert_eq!(denied("suture-disruption-budget"), 2);
     assert_eq!(denied("suture-availability"), 4);
     assert_eq!(denied("suture-broken-references"), 1);
@@ -89,7 +89,7 @@ fn the_text_report_lists_totals_and_findings() {
     );
     assert!(text.contains("  8 would have been denied\n"), "{text}");
     assert!(text.contains("\nBy policy:\n"), "{text}");
-    assert!(text.contains("Findings (2 of 13):"), "{text}");
+    assert!(text.contains("Findings (2 of 12):"), "{text}");
     assert!(
         text.contains("system:serviceaccount:databases:pg-operator  DELETE persistentvolumeclaims databases/data-pg-main-1\n      suture-data-loss: deleting PersistentVolumeClaim databases/data-pg-main-1 destroys the data of 1 live volume"),
         "{text}"
@@ -155,4 +155,117 @@ fn bad_lines_in_a_real_log_are_skipped_with_a_warning() {
         stderr(&out)
     );
     assert_eq!(json(&out)["events"], 262);
+}
+
+/// `testdata/audit/hot-loop.audit.jsonl` (194 events, 2026-11-12 10:00-10:06): controller leases
+/// and reads; zk-operator deleting a ZooKeeper member every 5 seconds (13 times) while the
+/// StatefulSet controller recreates each and its kubelet reports it ready, then once more at
+/// 10:05:30 and 10:05:35; rabbitmq-operator's dry-run delete of rabbit-server-1, then the real
+/// delete of rabbit-server-0 (recreated, never ready); a routine scale-up; a credentials operator
+/// re-creating and deleting its ConfigMap every second (40 times); RabbitMQ scaled 3 -> 2 at
+/// 10:06:00.
+const HOT_LOOP: &str = "testdata/audit/hot-loop.audit.jsonl";
+
+fn replay_log(log: &str, extra: &[&str]) -> std::process::Output {
+    let mut command = suture();
+    command.args(["replay", "--audit-log", log]);
+    for scene in SCENES {
+        command.args(["--cluster", &format!("testdata/clusters/{scene}")]);
+    }
+    command.args(extra).output().unwrap()
+}
+
+#[test]
+fn a_hot_loop_is_denied_from_the_first_request_over_the_budget() {
+    let out = replay_log(HOT_LOOP, &["-o", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let tally = json(&out);
+    assert_eq!(tally["events"], 194);
+    assert_eq!(tally["denied"], 24);
+    let denied: Vec<String> = tally["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["policy"] == "suture-disruption-rate")
+        .map(|f| {
+            format!(
+                "{} {}",
+                &f["time"].as_str().unwrap()[11..19],
+                f["request"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let mut expected: Vec<String> = Vec::new();
+    // The first member deletion (zk-4 at 10:00:00) is admitted; every member after it within
+    // five minutes is refused, whoever asks.
+    let members = ["zk-4", "zk-3", "zk-2", "zk-1", "zk-0"];
+    for k in 1..13 {
+        let (m, s) = (5 * k / 60, 5 * k % 60);
+        expected.push(format!(
+            "10:{m:02}:{s:02} DELETE pods coordination/{}",
+            members[k % 5]
+        ));
+    }
+    // The credentials loop: 30 deletions in its first 30 seconds are within the guard (30 per
+    // minute); the 31st and every one after it in that minute are refused.
+    for k in 30..40 {
+        expected.push(format!("10:02:{k:02} DELETE configmaps cred/credentials-cache"));
+    }
+    // Past the window the next member goes (10:05:30), and the one after it is refused again.
+    expected.push("10:05:35 DELETE pods coordination/zk-3".into());
+    assert_eq!(denied, expected);
+    // Other requesters are held to their own budgets: rabbitmq-operator's dry run was not
+    // recorded, so its real delete of another member five seconds later was admitted.
+    let rabbit: Vec<&serde_json::Value> = tally["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["user"] == "system:serviceaccount:mq:rabbitmq-operator")
+        .collect();
+    assert_eq!(rabbit.len(), 1, "{rabbit:?}");
+    assert_eq!(rabbit[0]["request"], "UPDATE statefulsets/scale mq/rabbit-server");
+    assert_eq!(
+        tally["byUser"]["system:serviceaccount:payments:payments-operator"],
+        json!({"requests": 1, "denied": 0, "warned": 0}),
+        "the routine scale-up is judged and admitted"
+    );
+}
+
+#[test]
+fn a_later_request_sees_an_earlier_admitted_deletion() {
+    // Against the snapshot alone, scaling RabbitMQ to 2 keeps its PDB (2 of 3 healthy).
+    let mut check = suture();
+    check.args([
+        "check",
+        "scale",
+        "statefulset/rabbit-server",
+        "--replicas",
+        "2",
+        "-n",
+        "mq",
+    ]);
+    check.args(["--as", "system:serviceaccount:mq:rabbitmq-operator", "-o", "json"]);
+    for scene in SCENES {
+        check.args(["--cluster", &format!("testdata/clusters/{scene}")]);
+    }
+    let alone = check.output().unwrap();
+    assert_eq!(alone.status.code(), Some(0), "{}", stdout(&alone));
+    // In the log, rabbit-server-0 was deleted at 10:00:22 and its replacement never turned
+    // ready: at 10:06:00 the same scale-down leaves the PDB one healthy pod short.
+    let out = replay_log(HOT_LOOP, &["-o", "json"]);
+    let tally = json(&out);
+    let finding = tally["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["request"] == "UPDATE statefulsets/scale mq/rabbit-server")
+        .unwrap_or_else(|| panic!("no finding for the scale-down: {tally}"));
+    assert_eq!(finding["policy"], "suture-disruption-budget");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("PodDisruptionBudget mq/rabbit would have 1 of 2 required healthy pods"),
+        "{finding}"
+    );
 }

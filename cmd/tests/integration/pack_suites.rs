@@ -37,7 +37,7 @@ fn every_policy_has_three_harmful_and_three_routine_cases() {
         })
         .collect();
     stems.sort();
-    assert_eq!(stems.len(), 9, "{stems:?}");
+    assert_eq!(stems.len(), 10, "{stems:?}");
     for stem in stems {
         let policy = format!("suture-{stem}");
         let suite = common::root().join(PACK_SUITES).join(format!("{stem}.test.yaml"));

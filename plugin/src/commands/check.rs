@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use policies_cel::evaluate;
+use policies_cel::{evaluate, evaluate_in};
 
 use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
@@ -27,6 +27,11 @@ pub struct CheckArgs {
     /// Parameter objects for policies with paramKind (repeatable)
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
+
+    /// History of admitted disruption for policies that read `history` (a fixture: YAML or
+    /// JSON records with `time` or `ago`, and an optional `now`; docs/test-suites.md)
+    #[arg(long = "history", value_name = "FILE")]
+    pub history: Option<PathBuf>,
 
     /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.denials[*].policy}')
     #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
@@ -56,6 +61,9 @@ Examples:
   # Judge it with your own policies (files or directories) and a params object
   kubectl suture check -f review.yaml --policies policies/ --params replica-limits.yaml
 
+  # Would this eviction break the disruption budget, given what was admitted before it?
+  kubectl suture check evict pod/pg-2 -n db --cluster snapshot.json --as system:serviceaccount:db:pg-operator --history history.yaml
+
   # Read the review from stdin and print the verdict as JSON
   cat review.json | kubectl suture check -f - -o json
 
@@ -63,7 +71,7 @@ Exit status:
   0  allowed
   1  denied
   2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
-     a cluster that cannot be read)
+     a cluster or history fixture that cannot be read)
   3  a policy failed to load or compile";
 
 /// `--policies` values: `builtin` or a path.
@@ -82,8 +90,17 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
     let set = policies::load(&args.policies, &args.params)?;
+    let history = args
+        .history
+        .as_deref()
+        .map(crate::history::load)
+        .transpose()
+        .map_err(Failure::usage)?;
     let (cluster, request) = args.request.resolve(&subject)?;
-    let mut decision = evaluate(&set, &request, cluster.as_ref());
+    let mut decision = match &history {
+        Some(history) => evaluate_in(&set, &request, cluster.as_ref(), &history.context()),
+        None => evaluate(&set, &request, cluster.as_ref()),
+    };
     if decision.impact.is_none() && cluster.object_count() > 0 {
         decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));
     }

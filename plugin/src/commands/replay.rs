@@ -58,7 +58,10 @@ Examples:
 
 The log needs the Request or RequestResponse level for the resources you judge (objects come
 from the request and response bodies); the objects before updates and deletes come from the
---cluster snapshot, which should be taken close to the log's time.
+--cluster snapshot, which should be taken close to the log's time (just before its first event).
+The log is judged in its own timeline: each request the policies admit changes the model for
+the requests after it (creates add, updates replace, deletes remove), and what it disrupted is
+recorded at its audit time into the history that budget policies (`history`) read.
 
 Exit status:
   0  no request would have been denied
@@ -74,13 +77,13 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
         args.audit_log.display().to_string()
     };
     let set = policies::load(&args.policies, &args.params)?;
-    let cluster = cluster::load(&args.cluster)?;
+    let model = cluster::load_model(&args.cluster)?;
     let tally = if input::is_stdin(&args.audit_log) {
-        replay(&name, std::io::stdin().lock(), &set, cluster.as_ref())
+        replay(&name, std::io::stdin().lock(), &set, model)
     } else {
         let file = std::fs::File::open(&args.audit_log)
             .map_err(|e| Failure::usage(anyhow::anyhow!("cannot read {name}: {e}")))?;
-        replay(&name, BufReader::new(file), &set, cluster.as_ref())
+        replay(&name, BufReader::new(file), &set, model)
     }
     .or_exit(Exit::Usage)?;
     for bad in tally.bad_lines.iter().take(5) {

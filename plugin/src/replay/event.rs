@@ -37,6 +37,9 @@ pub struct Event {
     pub response_object: Option<Json>,
     #[serde(default)]
     pub request_received_timestamp: Option<String>,
+    /// When the stage was reached (at ResponseComplete: when the request was answered).
+    #[serde(default)]
+    pub stage_timestamp: Option<String>,
 }
 
 /// `objectRef`: what the request was about.
@@ -65,6 +68,15 @@ pub struct Status {
 }
 
 impl Event {
+    /// When the request was admitted: the stage's time, else the time it was received.
+    pub fn time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        [&self.stage_timestamp, &self.request_received_timestamp]
+            .into_iter()
+            .flatten()
+            .find_map(|text| chrono::DateTime::parse_from_rfc3339(text).ok())
+            .map(|time| time.with_timezone(&chrono::Utc))
+    }
+
     /// The identity the request acted as: the impersonated user when there is one.
     pub fn effective_user(&self) -> &UserInfo {
         self.impersonated_user.as_ref().unwrap_or(&self.user)

@@ -1,14 +1,25 @@
 //! `replay`: Kubernetes audit events (audit.k8s.io/v1, JSON lines) rebuilt into the admission
 //! requests they were, judged with a policy set, and totalled — how a team proves a policy set
 //! against last month's real operator traffic before enforcing it.
+//!
+//! The log is judged as it happened, in its own timeline: each request the set admits (not a dry
+//! run) has its change carried into the model ([`apply`]) and, when it disrupted something and a
+//! policy reads `history`, is recorded into the ledger at its audit timestamp — so a hot loop
+//! shows up as the first request that broke a budget and the ones after it. A request the set
+//! denies is neither applied nor recorded: the replay shows the cluster as enforcement would
+//! have kept it.
 
+pub mod apply;
 pub mod event;
 pub mod rebuild;
 pub mod tally;
 
 use std::io::BufRead;
 
-use policies_cel::{ClusterView, PolicySet, Request, evaluate};
+use chrono::{DateTime, Utc};
+use policies_cel::cluster::ClusterModel;
+use policies_cel::history::{Ledger, record_decision};
+use policies_cel::{EvalContext, PolicySet, Request, evaluate_in};
 
 use crate::replay::event::Event;
 use crate::replay::rebuild::{Skip, rebuild};
@@ -39,15 +50,34 @@ pub struct BadLine {
     pub message: String,
 }
 
-/// Replays every event of `log` (named `name` in messages). Lines that are not audit events are
-/// reported in the tally; a log in which no line is one is an error naming the first bad line.
+/// What the replay carries from one event to the next: the model with the admitted changes, the
+/// ledger of admitted disruption, and the time of the latest event.
+struct Timeline<'a> {
+    set: &'a PolicySet,
+    model: ClusterModel,
+    ledger: Ledger,
+    /// Record into the ledger (only when some policy reads `history`).
+    records: bool,
+    now: Option<DateTime<Utc>>,
+}
+
+/// Replays every event of `log` (named `name` in messages), starting from `model` (the snapshot)
+/// and carrying each admitted change into it. Lines that are not audit events are reported in the
+/// tally; a log in which no line is one is an error naming the first bad line.
 pub fn replay(
     name: &str,
     log: impl BufRead,
     set: &PolicySet,
-    cluster: &dyn ClusterView,
+    model: ClusterModel,
 ) -> Result<Tally, ReplayError> {
     let mut tally = Tally::default();
+    let mut timeline = Timeline {
+        set,
+        model,
+        ledger: Ledger::default(),
+        records: set.uses_history(),
+        now: None,
+    };
     for (index, line) in log.lines().enumerate() {
         let line = line.map_err(|source| ReplayError::Read {
             name: name.to_owned(),
@@ -57,7 +87,7 @@ pub fn replay(
             continue;
         }
         match parse(&line) {
-            Ok(event) => judge(&event, set, cluster, &mut tally),
+            Ok(event) => timeline.judge(&event, &mut tally),
             Err(message) => tally.bad_lines.push(BadLine {
                 line: index + 1,
                 message,
@@ -87,20 +117,39 @@ fn parse(line: &str) -> Result<Event, String> {
     Ok(event)
 }
 
-fn judge(event: &Event, set: &PolicySet, cluster: &dyn ClusterView, tally: &mut Tally) {
-    tally.events += 1;
-    let spec = match rebuild(event, cluster) {
-        Ok(spec) => spec,
-        Err(skip) => return tally.skip(skip),
-    };
-    let request = build_review(&spec)
-        .map_err(|e| e.to_string())
-        .and_then(|review| Request::from_review(review).map_err(|e| e.to_string()));
-    match request {
-        Ok(request) => {
-            let decision = evaluate(set, &request, cluster);
-            tally.record(event, &request, &decision);
+impl Timeline<'_> {
+    /// Judges `event` at its time with the history so far; an admitted request is recorded and
+    /// its change applied.
+    fn judge(&mut self, event: &Event, tally: &mut Tally) {
+        tally.events += 1;
+        // An event without a time keeps the latest time seen (logs are in time order).
+        if let Some(time) = event.time() {
+            self.now = Some(time);
         }
-        Err(_) => tally.skip(Skip::UnknownKind),
+        let spec = match rebuild(event, &self.model) {
+            Ok(spec) => spec,
+            Err(skip) => return tally.skip(skip),
+        };
+        let request = build_review(&spec)
+            .map_err(|e| e.to_string())
+            .and_then(|review| Request::from_review(review).map_err(|e| e.to_string()));
+        let Ok(request) = request else {
+            return tally.skip(Skip::UnknownKind);
+        };
+        let context = EvalContext {
+            history: Some(&self.ledger),
+            now: self.now,
+        };
+        let decision = evaluate_in(self.set, &request, &self.model, &context);
+        tally.record(event, &request, &decision);
+        if !decision.allowed {
+            return;
+        }
+        if self.records
+            && let Some(now) = self.now
+        {
+            record_decision(&mut self.ledger, &request, &decision, &self.model, now);
+        }
+        apply::apply(&mut self.model, &request);
     }
 }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::exit::Failure;
+use crate::history::History;
 use crate::input::{self, Source};
 use crate::policies::PolicySource;
 use crate::review::{self, RequestSpec};
@@ -27,6 +28,8 @@ pub struct Suite {
     pub params: Vec<PathBuf>,
     /// Cluster snapshots the cases are judged against (empty: an empty cluster).
     pub cluster: Vec<PathBuf>,
+    /// The history of admitted disruption the cases are judged with (none: empty).
+    pub history: Option<History>,
     pub cases: Vec<Case>,
 }
 
@@ -38,6 +41,8 @@ pub struct Case {
     pub line: Option<usize>,
     pub request: Request,
     pub expect: Expect,
+    /// The case's own history, instead of the suite's.
+    pub history: Option<History>,
 }
 
 /// Loads every suite in `paths` (files or directories, searched recursively for `*.yaml` and
@@ -170,6 +175,12 @@ fn prepare_suite(
         .collect();
     let params = doc.params.iter().map(|p| source.dir.join(p)).collect();
     let cluster = doc.cluster.iter().map(|p| source.dir.join(p)).collect();
+    let history = doc
+        .history
+        .as_ref()
+        .map(|value| history_of(source, value))
+        .transpose()
+        .map_err(|message| fail(format!("history: {message}")))?;
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut cases = Vec::with_capacity(doc.cases.len());
     for case in &doc.cases {
@@ -186,13 +197,20 @@ fn prepare_suite(
                 case.name
             )));
         }
-        let prepared = prepare_case(source, path, case)
-            .map_err(|message| Failure::usage(anyhow!("{at}: case {:?}: {message}", case.name)))?;
+        let invalid = |message: String| Failure::usage(anyhow!("{at}: case {:?}: {message}", case.name));
+        let prepared = prepare_case(source, path, case).map_err(invalid)?;
+        let history = case
+            .history
+            .as_ref()
+            .map(|value| history_of(source, value))
+            .transpose()
+            .map_err(|message| invalid(format!("history: {message}")))?;
         cases.push(Case {
             name: case.name.clone(),
             line,
             request: prepared.0,
             expect: prepared.1,
+            history,
         });
     }
     Ok(Suite {
@@ -201,8 +219,17 @@ fn prepare_suite(
         policies,
         params,
         cluster,
+        history,
         cases,
     })
+}
+
+/// A `history:` value: a fixture file relative to the suite, or the fixture inline.
+fn history_of(source: &Source, value: &Json) -> Result<History, String> {
+    match value {
+        Json::String(file) => crate::history::load(&source.dir.join(file)).map_err(|e| e.to_string()),
+        inline => crate::history::from_value(inline),
+    }
 }
 
 fn prepare_case(source: &Source, path: &Path, case: &CaseDoc) -> Result<(Request, Expect), String> {

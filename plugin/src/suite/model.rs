@@ -33,6 +33,10 @@ pub struct SuiteDoc {
     /// Cluster snapshots, relative to the suite file (reserved for the cluster model).
     #[serde(default)]
     pub cluster: Vec<String>,
+    /// History of admitted disruption for every case: a fixture file relative to the suite, or
+    /// the fixture inline (`records`, `now`, `retention`).
+    #[serde(default)]
+    pub history: Option<Json>,
     pub cases: Vec<CaseDoc>,
 }
 
@@ -88,6 +92,9 @@ pub struct CaseDoc {
     pub options: Option<Json>,
     #[serde(default)]
     pub uid: Option<String>,
+    /// This case's history of admitted disruption (instead of the suite's): a file or inline.
+    #[serde(default)]
+    pub history: Option<Json>,
     pub expect: ExpectDoc,
 }
 

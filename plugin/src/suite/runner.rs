@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use policies_cel::impact::estimate;
-use policies_cel::{ClusterView, Decision, evaluate};
+use policies_cel::{ClusterView, Decision, evaluate, evaluate_in};
 use regex::Regex;
 
 use crate::exit::Failure;
@@ -124,7 +124,10 @@ pub fn run(
         for case in selected_cases {
             progress.set_message(case.name.clone());
             let case_started = Instant::now();
-            let mut decision = evaluate(&set, &case.request, cluster);
+            let mut decision = match case.history.as_ref().or(suite.history.as_ref()) {
+                Some(history) => evaluate_in(&set, &case.request, cluster, &history.context()),
+                None => evaluate(&set, &case.request, cluster),
+            };
             if decision.impact.is_none() && case.expect.reads_impact() {
                 decision.impact = Some(estimate(&case.request, cluster));
             }

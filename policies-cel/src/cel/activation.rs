@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::cel::{Budget, EvalError, Program, Root, Value};
 use crate::cluster::ClusterView;
+use crate::history::RequestHistory;
 
 /// The run-time values an expression can read.
 pub trait Activation {
@@ -18,6 +19,11 @@ pub trait Activation {
 
     /// The cluster the `cluster` library looks into, when there is a model.
     fn cluster(&self) -> Option<&dyn ClusterView> {
+        None
+    }
+
+    /// The history the `history` library answers from, when there is one.
+    fn history(&self) -> Option<&RequestHistory<'_>> {
         None
     }
 }
@@ -93,6 +99,7 @@ pub struct Bindings<'a> {
     computed: [OnceCell<Result<Value, EvalError>>; Root::ALL.len()],
     variables: LazyVariables<'a>,
     cluster: Option<&'a dyn ClusterView>,
+    history: Option<&'a RequestHistory<'a>>,
 }
 
 impl<'a> Bindings<'a> {
@@ -104,6 +111,7 @@ impl<'a> Bindings<'a> {
             computed: Default::default(),
             variables: LazyVariables::new(&NO_VARIABLES),
             cluster: None,
+            history: None,
         }
     }
 
@@ -116,6 +124,12 @@ impl<'a> Bindings<'a> {
     /// Lets the `cluster` library look into `view`.
     pub fn with_cluster(mut self, view: &'a dyn ClusterView) -> Self {
         self.cluster = Some(view);
+        self
+    }
+
+    /// Lets the `history` library answer from `history`.
+    pub fn with_history(mut self, history: &'a RequestHistory<'a>) -> Self {
+        self.history = Some(history);
         self
     }
 
@@ -176,6 +190,9 @@ impl Activation for Bindings<'_> {
                 "impact (no cluster model for this request)".into(),
             )),
             Root::Cluster => Err(EvalError::Unavailable("cluster (no cluster model)".into())),
+            Root::History => Err(EvalError::Unavailable(
+                "history as a value (call one of its functions, e.g. history.byRequester('10m'))".into(),
+            )),
             _ => Ok(Value::Null),
         }
     }
@@ -186,5 +203,9 @@ impl Activation for Bindings<'_> {
 
     fn cluster(&self) -> Option<&dyn ClusterView> {
         self.cluster
+    }
+
+    fn history(&self) -> Option<&RequestHistory<'_>> {
+        self.history
     }
 }

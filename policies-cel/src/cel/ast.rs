@@ -127,6 +127,12 @@ pub(crate) enum Kind {
         method: crate::cel::functions::cluster::Method,
         args: Vec<Node>,
     },
+    /// `history.byRequester/inNamespace/onWorkload/inCluster(window)`: needs the activation's
+    /// history.
+    HistoryCall {
+        method: crate::cel::functions::history::Method,
+        args: Vec<Node>,
+    },
     Bridge {
         call: Arc<BridgeCall>,
         target: Option<Box<Node>>,
@@ -184,7 +190,7 @@ impl Node {
                 }
                 args.iter().for_each(visit);
             }
-            Kind::ClusterCall { args, .. } => args.iter().for_each(visit),
+            Kind::ClusterCall { args, .. } | Kind::HistoryCall { args, .. } => args.iter().for_each(visit),
             Kind::Comprehension(c) => {
                 for node in [&c.range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
                     visit(node);

@@ -308,6 +308,25 @@ impl Lowering<'_> {
                     args: self.args(args)?,
                 });
             }
+            if let Expr::Ident(base) = &target.expr
+                && base == "history"
+                && self.local(base).is_none()
+            {
+                let method = functions::history::Method::resolve(name, args.len()).ok_or_else(|| {
+                    self.error_at(
+                        format!(
+                            "found no matching overload for 'history.{name}' with {} arguments (history.byRequester, inNamespace, onWorkload or inCluster, of one window)",
+                            args.len()
+                        ),
+                        name,
+                    )
+                })?;
+                self.roots |= 1 << Root::History.index();
+                return Ok(Kind::HistoryCall {
+                    method,
+                    args: self.args(args)?,
+                });
+            }
             // A namespaced function such as `sets.contains(a, b)` or `optional.of(x)`.
             if let Expr::Ident(prefix) = &target.expr
                 && self.local(prefix).is_none()

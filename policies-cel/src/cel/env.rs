@@ -15,11 +15,13 @@ pub enum Root {
     Impact,
     /// Suture: read-only look-ups into the cluster model.
     Cluster,
+    /// Suture: what admitted requests disrupted in a recent window (`history.byRequester('10m')`).
+    History,
 }
 
 impl Root {
     /// Every root, in a fixed order (the slot order of an activation).
-    pub const ALL: [Root; 8] = [
+    pub const ALL: [Root; 9] = [
         Root::Object,
         Root::OldObject,
         Root::Request,
@@ -28,6 +30,7 @@ impl Root {
         Root::Authorizer,
         Root::Impact,
         Root::Cluster,
+        Root::History,
     ];
 
     /// The CEL identifier.
@@ -41,6 +44,7 @@ impl Root {
             Root::Authorizer => "authorizer",
             Root::Impact => "impact",
             Root::Cluster => "cluster",
+            Root::History => "history",
         }
     }
 
@@ -66,7 +70,7 @@ pub struct Env {
 }
 
 impl Env {
-    /// The Kubernetes admission environment (plus `impact` and `cluster`), with no variables.
+    /// The Kubernetes admission environment (plus `impact`, `cluster` and `history`), with no variables.
     pub fn admission() -> Self {
         Self::default()
     }

@@ -271,6 +271,14 @@ impl Frame<'_> {
                 })?;
                 functions::cluster::call(view, *method, &args, self.budget)
             }
+            Kind::HistoryCall { method, args } => {
+                let args = self.eval_all(args)?;
+                let history = self
+                    .activation
+                    .history()
+                    .ok_or_else(|| EvalError::Unavailable("history (no history for this request)".into()))?;
+                functions::history::call(history, *method, &args, self.budget)
+            }
             Kind::Comprehension(c) => {
                 let base = self.locals.len();
                 let result = self.comprehension(c);

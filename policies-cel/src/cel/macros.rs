@@ -230,7 +230,9 @@ pub(crate) fn reads_local(node: &Node, slot: usize) -> bool {
             reads_local(a, slot) || reads_local(b, slot)
         }
         Kind::Cond(a, b, c) => reads_local(a, slot) || reads_local(b, slot) || reads_local(c, slot),
-        Kind::List { elements, .. } | Kind::ClusterCall { args: elements, .. } => any(elements),
+        Kind::List { elements, .. }
+        | Kind::ClusterCall { args: elements, .. }
+        | Kind::HistoryCall { args: elements, .. } => any(elements),
         Kind::Map { entries } => entries
             .iter()
             .any(|(k, v, _)| reads_local(k, slot) || reads_local(v, slot)),

@@ -27,6 +27,7 @@ pub use wire_review::WireReview;
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use crate::cel::functions::authorizer::authorizer_for_request;
@@ -36,14 +37,49 @@ use crate::cluster::{ClusterView, Object};
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
+use crate::history::{Ledger, RequestHistory};
 use crate::impact::{Impact, ImpactFields};
 use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySet};
 
 /// The annotation kube-apiserver records failed validations with action Audit under.
 pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validation_failure";
 
-/// Judges `request` against every policy in `set`, seeing the cluster through `cluster`.
+/// What a request is judged with besides the policies, itself and the cluster: the history of
+/// admitted disruption the `history` library reads, and the time its windows end at.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvalContext<'a> {
+    /// The ledger (none: nothing was recorded, every window is empty).
+    pub history: Option<&'a Ledger>,
+    /// The time of the request (none: the clock's, read only when a policy asks).
+    pub now: Option<DateTime<Utc>>,
+}
+
+impl<'a> EvalContext<'a> {
+    /// A context with `ledger`, judged at `now`.
+    pub fn with_history(ledger: &'a Ledger, now: DateTime<Utc>) -> Self {
+        Self {
+            history: Some(ledger),
+            now: Some(now),
+        }
+    }
+}
+
+/// Judges `request` against every policy in `set`, seeing the cluster through `cluster`, with
+/// no history (every `history` window is empty).
 pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -> Decision {
+    evaluate_in(set, request, cluster, &EvalContext::default())
+}
+
+/// Judges `request` against every policy in `set`, seeing the cluster through `cluster` and the
+/// admitted disruption through `context`'s ledger (looked at only when a policy calls
+/// `history`).
+pub fn evaluate_in(
+    set: &PolicySet,
+    request: &Request,
+    cluster: &dyn ClusterView,
+    context: &EvalContext<'_>,
+) -> Decision {
+    let history = RequestHistory::new(context.history, context.now, request, cluster);
     let admission = &request.admission;
     let namespace = admission.namespace.as_deref().unwrap_or_default();
     let context = Context {
@@ -55,6 +91,7 @@ pub fn evaluate(set: &PolicySet, request: &Request, cluster: &dyn ClusterView) -
         cluster: (cluster.object_count() > 0).then_some(cluster),
         target: OnceCell::new(),
         authorizer: OnceCell::new(),
+        history: &history,
     };
     let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
     let estimate = || {
@@ -117,6 +154,8 @@ struct Context<'a> {
     cluster: Option<&'a dyn ClusterView>,
     /// The model's copy of the request's target, looked up on the first escape-hatch check.
     target: OnceCell<Option<&'a Object>>,
+    /// The ledger as this request sees it (the `history` library).
+    history: &'a RequestHistory<'a>,
 }
 
 impl Context<'_> {
@@ -273,6 +312,7 @@ fn judge<'a>(
             options: &context.set.options,
             impact,
             cluster: context.cluster,
+            history: context.history,
         };
         let Ok(result) = catch_unwind(AssertUnwindSafe(|| run(policy, input))) else {
             // An internal error follows the failure policy, as an expression error does.

@@ -4,6 +4,7 @@
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
 use crate::cluster::ClusterView;
 use crate::eval::Request;
+use crate::history::RequestHistory;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
 
 /// A validation that did not hold (false, or an error under failurePolicy Fail).
@@ -41,6 +42,8 @@ pub(crate) struct RunInput<'a> {
     pub impact: &'a dyn Fn() -> Result<Value, EvalError>,
     /// The model behind the `cluster` library, when there is one.
     pub cluster: Option<&'a dyn ClusterView>,
+    /// The ledger behind the `history` library, as this request sees it.
+    pub history: &'a RequestHistory<'a>,
 }
 
 /// The result of a run: outcome plus audit annotations (key without the policy prefix).
@@ -71,7 +74,8 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
         .with_lazy(Root::NamespaceObject, &namespace_object)
         .with_lazy(Root::Authorizer, &authorizer)
         .with_variables(&policy.variables)
-        .with_impact(&impact);
+        .with_impact(&impact)
+        .with_history(input.history);
     if let Some(view) = input.cluster {
         bindings = bindings.with_cluster(view);
     }

@@ -2,7 +2,7 @@
 //! that keep operators' service accounts from the ways a bad reconcile turns into an outage —
 //! live data loss, broken disruption budgets, workloads and Services left without ready pods,
 //! lost quorum, blast radius (namespaces, CRDs, large cascades), removed config keys and
-//! deletions on a stale view. The README describes each one and how to tune or disable it
+//! deletions on a stale view, and disruption faster than a budget across requests (`history`). The README describes each one and how to tune or disable it
 //! (a [`params::SafetyPackParams`] object).
 
 pub mod params;
@@ -40,6 +40,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "pack/stale-owner.yaml",
         include_str!("../../pack/stale-owner.yaml"),
+    ),
+    (
+        "pack/disruption-rate.yaml",
+        include_str!("../../pack/disruption-rate.yaml"),
     ),
 ];
 

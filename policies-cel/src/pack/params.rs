@@ -58,6 +58,32 @@ pub struct SafetyPackParamsSpec {
     /// Pack policies switched off, by name (e.g. `suture-stale-owner`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disabled_policies: Vec<String>,
+    /// `suture-disruption-rate`'s budgets across requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disruption_rate: Option<DisruptionRate>,
+}
+
+/// The budgets of `suture-disruption-rate`: how much admitted requests may disrupt per window.
+/// Windows are durations (`10m`, `1h`), at most the history's retention (1h by default).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DisruptionRate {
+    /// The most pods one requester may disrupt per `podWindow` (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pods_per_requester: Option<u32>,
+    /// The window of `maxPodsPerRequester` (default `10m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_window: Option<String>,
+    /// The most members of one StatefulSet disrupted per `statefulSetMemberWindow`, whoever
+    /// asks (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_stateful_set_members: Option<u32>,
+    /// The window of `maxStatefulSetMembers` (default `5m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stateful_set_member_window: Option<String>,
+    /// The most objects one requester may delete per minute, a hot-loop guard (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deletions_per_minute: Option<u32>,
 }
 
 /// The SafetyPackParams CustomResourceDefinition.

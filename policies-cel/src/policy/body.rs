@@ -39,6 +39,8 @@ pub(crate) struct Body {
     pub(crate) impact_fields: ImpactFields,
     /// Some expression reads `cluster`.
     pub(crate) uses_cluster: bool,
+    /// Some expression reads `history`.
+    pub(crate) uses_history: bool,
 }
 
 const REASONS: [&str; 4] = ["Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge"];
@@ -219,6 +221,7 @@ impl Compiler<'_, '_> {
                 self.body.uses_impact |= program.uses(Root::Impact);
                 self.body.impact_fields = self.body.impact_fields.union(ImpactFields::read_by(&program));
                 self.body.uses_cluster |= program.uses(Root::Cluster);
+                self.body.uses_history |= program.uses(Root::History);
                 Some(Arc::new(program))
             }
             Err(error) => {

@@ -172,7 +172,38 @@ impl Default for EvalOptions {
     }
 }
 
+impl Policy {
+    /// Every compiled expression of the policy: matchConditions, variables, validations and
+    /// their messages, audit annotations.
+    pub fn programs(&self) -> impl Iterator<Item = &Program> {
+        fn named(e: &NamedExpr) -> &Program {
+            &e.program
+        }
+        self.match_conditions
+            .iter()
+            .map(named)
+            .chain(self.variables.iter().map(named))
+            .chain(
+                self.validations
+                    .iter()
+                    .flat_map(|v| std::iter::once(&*v.program).chain(v.message_expression.as_deref())),
+            )
+            .chain(self.audit_annotations.iter().map(|a| &*a.value_expression))
+    }
+
+    /// True when some expression calls the `history` library (the gateway then keeps a ledger
+    /// for the set).
+    pub fn uses_history(&self) -> bool {
+        self.programs().any(|p| p.uses(crate::cel::Root::History))
+    }
+}
+
 impl PolicySet {
+    /// True when some policy of the set reads `history`.
+    pub fn uses_history(&self) -> bool {
+        self.policies.iter().any(|p| p.uses_history())
+    }
+
     /// The number of policies of either kind.
     pub fn len(&self) -> usize {
         self.policies.len()

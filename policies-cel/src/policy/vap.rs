@@ -44,8 +44,14 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
     };
     let body = body::compile(ctx, &spec_at, parts, report);
     let (name, body) = (name?, body?);
-    if body.uses_impact || body.uses_cluster {
-        let what = if body.uses_impact { "impact" } else { "cluster" };
+    if body.uses_impact || body.uses_cluster || body.uses_history {
+        let what = if body.uses_impact {
+            "impact"
+        } else if body.uses_cluster {
+            "cluster"
+        } else {
+            "history"
+        };
         report.warnings.push(ctx.warning(
             WarningKind::SutureExtension,
             &spec_at,

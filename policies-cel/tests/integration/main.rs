@@ -13,6 +13,7 @@ mod cel_parity;
 mod escape_hatch;
 mod evaluate;
 mod gatekeeper_corpus;
+mod history;
 mod impact_cluster_changes;
 mod impact_delete;
 mod impact_workloads;

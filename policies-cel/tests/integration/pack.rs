@@ -17,7 +17,7 @@ use serde_json::{Value as Json, json};
 fn pack_loads_and_every_policy_reads_the_impact() {
     let set = pack::builtin().unwrap_or_else(|e| panic!("the built-in pack does not load:\n{e}"));
     assert_eq!(set.len(), pack::files().len(), "one policy per file");
-    assert_eq!(set.len(), 9);
+    assert_eq!(set.len(), 10);
     for policy in &set.policies {
         assert!(
             !policy.validations.is_empty(),

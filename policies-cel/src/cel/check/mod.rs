@@ -380,6 +380,26 @@ impl Checker<'_> {
                 self.check_all(args)?;
                 return Ok(ExprType::Dyn);
             }
+            if prefix == "history" {
+                // A window (a duration's text or a duration) in, a summary of int figures out;
+                // the method's name and arity are checked when the expression is lowered.
+                for arg in args {
+                    let t = self.check(arg)?;
+                    if !matches!(
+                        self.resolved(&t),
+                        ExprType::String | ExprType::Duration | ExprType::Dyn
+                    ) {
+                        let shown = self.shown(&t);
+                        return Err(error(
+                            expr,
+                            format!(
+                                "found no matching overload for 'history.{name}' applied to '({shown})' (a window: '10m' or duration('10m'))"
+                            ),
+                        ));
+                    }
+                }
+                return Ok(ExprType::map(ExprType::String, ExprType::Int));
+            }
             if Root::from_name(prefix).is_none() {
                 let types = self.check_all(args)?;
                 return self.resolve(expr, &format!("{prefix}.{name}"), None, types);
@@ -616,7 +636,9 @@ fn root_type(root: Root) -> ExprType {
         Root::Request => ExprType::Object(&objects::ADMISSION_REQUEST),
         Root::NamespaceObject => ExprType::Object(&objects::NAMESPACE),
         Root::Authorizer => decls::opaque("Authorizer").unwrap_or(ExprType::Dyn),
-        Root::Object | Root::OldObject | Root::Params | Root::Impact | Root::Cluster => ExprType::Dyn,
+        Root::Object | Root::OldObject | Root::Params | Root::Impact | Root::Cluster | Root::History => {
+            ExprType::Dyn
+        }
     }
 }
 

@@ -8,6 +8,7 @@ pub mod authorizer;
 pub mod bridge;
 pub mod cluster;
 pub mod format;
+pub mod history;
 pub(crate) mod lists;
 pub(crate) mod native;
 pub mod semver;

@@ -1,0 +1,113 @@
+//! The `history` library: what admitted requests disrupted in a recent window, as one request
+//! sees the ledger ([`crate::history`]).
+//!
+//! - `history.byRequester(window)`: by the request's user;
+//! - `history.inNamespace(window)`: in the request's namespace;
+//! - `history.onWorkload(window)`: on the workload of the request's target (its controlling
+//!   StatefulSet, Deployment, ...), whoever asked;
+//! - `history.inCluster(window)`: everywhere, by anyone.
+//!
+//! `window` is a duration's text (`'10m'`, `'1h30m'`) or a `duration`. Each answers a map of
+//! ints: `requests` (admitted requests that disrupted something), `deleted`, `podsDisrupted`,
+//! `dataLoss` (volumes lost) and `workloadsDown`, summed over the window; the current request is
+//! not in it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::cel::value::type_name;
+use crate::cel::{Budget, EvalError, Value};
+use crate::history::{RequestHistory, Scope, Totals, duration};
+
+/// A method of the `history` library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    ByRequester,
+    InNamespace,
+    OnWorkload,
+    InCluster,
+}
+
+impl Method {
+    pub(crate) fn resolve(name: &str, argc: usize) -> Option<Method> {
+        let method = match name {
+            "byRequester" => Method::ByRequester,
+            "inNamespace" => Method::InNamespace,
+            "onWorkload" => Method::OnWorkload,
+            "inCluster" => Method::InCluster,
+            _ => return None,
+        };
+        (argc == 1).then_some(method)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Method::ByRequester => "history.byRequester",
+            Method::InNamespace => "history.inNamespace",
+            Method::OnWorkload => "history.onWorkload",
+            Method::InCluster => "history.inCluster",
+        }
+    }
+
+    fn scope(self) -> Scope {
+        match self {
+            Method::ByRequester => Scope::Requester,
+            Method::InNamespace => Scope::Namespace,
+            Method::OnWorkload => Scope::Workload,
+            Method::InCluster => Scope::Cluster,
+        }
+    }
+}
+
+/// The window of a call: a duration, or a duration's text.
+fn window(method: Method, value: Option<&Value>) -> Result<chrono::Duration, EvalError> {
+    match value {
+        Some(Value::Duration(d)) => Ok(*d),
+        Some(Value::String(text)) => duration::parse(text).map_err(|m| EvalError::function(method.name(), m)),
+        other => Err(EvalError::function(
+            method.name(),
+            format!(
+                "the window must be a duration or its text ('10m'), got {}",
+                other.map_or_else(|| "nothing".into(), type_name)
+            ),
+        )),
+    }
+}
+
+/// The CEL map of `totals`.
+fn summary(totals: &Totals) -> Value {
+    let figures = &totals.figures;
+    let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    let entries = [
+        ("requests", totals.requests),
+        ("deleted", figures.deleted),
+        ("podsDisrupted", figures.pods_disrupted),
+        ("dataLoss", figures.data_loss),
+        ("workloadsDown", figures.workloads_down),
+    ];
+    let map: HashMap<crate::cel::upstream::objects::Key, Value> = entries
+        .into_iter()
+        .map(|(k, n)| {
+            (
+                crate::cel::upstream::objects::Key::String(Arc::new(k.to_owned())),
+                int(n),
+            )
+        })
+        .collect();
+    Value::Map(crate::cel::upstream::objects::Map { map: Arc::new(map) })
+}
+
+/// Calls a `history` method.
+pub(crate) fn call(
+    history: &RequestHistory<'_>,
+    method: Method,
+    args: &[Value],
+    budget: &Budget,
+) -> Result<Value, EvalError> {
+    let window = window(method, args.first())?;
+    let totals = history
+        .totals(method.scope(), window)
+        .map_err(|e| EvalError::function(method.name(), e.to_string()))?;
+    budget.charge_len(usize::try_from(totals.requests).unwrap_or(usize::MAX))?;
+    Ok(summary(&totals))
+}

@@ -43,6 +43,8 @@ pub const NAMESPACE: &str = "suture-system";
 const NAME: &str = "suture-gateway";
 /// The install's ValidatingWebhookConfiguration.
 pub const WEBHOOK: &str = NAME;
+/// The suite's gateway's name in the shared ledger (its shard is `suture-ledger-` and this).
+pub const LEDGER_IDENTITY: &str = "e2e-gateway";
 
 /// A gateway serving the cluster's webhook from this host.
 #[derive(Debug)]
@@ -200,6 +202,7 @@ impl Gateway {
             format!("--protect-deployment={NAME}"),
             format!("--protect-webhook={NAME}"),
             "--poll-interval=500ms".to_owned(),
+            format!("--ledger-identity={LEDGER_IDENTITY}"),
         ];
         let mut gateway = Self {
             process: None,
@@ -210,6 +213,74 @@ impl Gateway {
         };
         gateway.start().await?;
         Ok(gateway)
+    }
+
+    /// A second replica of this gateway, started: the same credentials, certificate and
+    /// policies, its own ports and ledger identity `identity` (the webhook still calls this one:
+    /// reviews reach the replica when posted to it, [`Self::post_review`]).
+    pub async fn replica(&self, identity: &str) -> anyhow::Result<Self> {
+        let dir = self.dir.join(identity);
+        std::fs::create_dir_all(&dir)?;
+        let port = free_port()?;
+        let metrics = format!("127.0.0.1:{}", free_port()?);
+        let mut args: Vec<String> = self
+            .args
+            .iter()
+            .filter(|a| {
+                !a.starts_with("--listen=")
+                    && !a.starts_with("--metrics-listen=")
+                    && !a.starts_with("--ledger-identity=")
+            })
+            .cloned()
+            .collect();
+        args.extend([
+            format!("--listen=127.0.0.1:{port}"),
+            format!("--metrics-listen={metrics}"),
+            format!("--ledger-identity={identity}"),
+        ]);
+        let mut replica = Self {
+            process: None,
+            args,
+            dir,
+            metrics,
+            url: format!("https://127.0.0.1:{port}"),
+        };
+        replica.start().await?;
+        Ok(replica)
+    }
+
+    /// Posts an AdmissionReview to this gateway's `/validate` as kube-apiserver would (the
+    /// serving certificate is not verified: a loopback test client), and returns its response.
+    pub fn post_review(&self, review: &serde_json::Value) -> anyhow::Result<serde_json::Value> {
+        let file = self.dir.join("review.json");
+        std::fs::write(&file, serde_json::to_vec(review)?)?;
+        let out = Command::new("curl")
+            .args([
+                "-sS",
+                "--insecure",
+                "--max-time",
+                "10",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+            ])
+            .arg(format!("@{}", file.display()))
+            .arg(format!("{}/validate", self.url))
+            .output()
+            .context("curl")?;
+        anyhow::ensure!(
+            out.status.success(),
+            "curl: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .with_context(|| format!("not a review: {}", String::from_utf8_lossy(&out.stdout)))?;
+        Ok(answer["response"].clone())
+    }
+
+    /// The gateway's `/metrics` text.
+    pub async fn metrics_text(&self) -> anyhow::Result<String> {
+        Ok(http_get(&self.metrics, "/metrics").await?.1)
     }
 
     /// A `--noop` twin of this gateway, started: the same certificate, TLS/HTTP stack and body

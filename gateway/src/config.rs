@@ -178,6 +178,22 @@ pub struct Config {
     #[arg(long, env = "SUTURE_PROTECT_ALLOW_USER", value_name = "USER", num_args = 1.., value_delimiter = ',')]
     pub protect_allow_user: Vec<String>,
 
+    /// Namespace of the shared ledger's shards (one ConfigMap per replica) in live mode [default: POD_NAMESPACE, else the service account's namespace, else suture-system]
+    #[arg(long, env = "SUTURE_LEDGER_NAMESPACE", value_name = "NS")]
+    pub ledger_namespace: Option<String>,
+
+    /// This replica's name in the shared ledger (its shard is suture-ledger-NAME) [default: POD_NAME, else the host name]
+    #[arg(long, env = "SUTURE_LEDGER_IDENTITY", value_name = "NAME")]
+    pub ledger_identity: Option<String>,
+
+    /// How long admitted records are batched before this replica's shard is written: other replicas see them this much later (plus the watch's delay)
+    #[arg(long, env = "SUTURE_LEDGER_FLUSH", default_value = "250ms", value_name = "DURATION", value_parser = parse_duration)]
+    pub ledger_flush: Duration,
+
+    /// Admitted records waiting for the shard writer at most; beyond, suture_gateway_ledger_queue_full_total counts them (they go out with the next write)
+    #[arg(long, env = "SUTURE_LEDGER_QUEUE", default_value_t = 4096, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub ledger_queue: u32,
+
     /// How often policy files, snapshots and certificates are checked for changes
     #[arg(long, env = "SUTURE_POLL_INTERVAL", default_value = "2s", value_name = "DURATION", value_parser = parse_duration, hide = true)]
     pub poll_interval: Duration,
@@ -208,6 +224,33 @@ impl Config {
     pub fn offline(&self) -> bool {
         !self.cluster.is_empty()
     }
+
+    /// The namespace of the ledger's shards: `--ledger-namespace`, else the pod's namespace
+    /// (`POD_NAMESPACE`, or the mounted service account's), else `suture-system`.
+    pub fn ledger_namespace(&self) -> String {
+        self.ledger_namespace
+            .clone()
+            .or_else(|| std::env::var("POD_NAMESPACE").ok())
+            .or_else(|| {
+                std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok()
+            })
+            .map(|ns| ns.trim().to_owned())
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or_else(|| "suture-system".to_owned())
+    }
+
+    /// This replica's identity in the ledger: `--ledger-identity`, else `POD_NAME`, else the
+    /// host name.
+    pub fn ledger_identity(&self) -> String {
+        self.ledger_identity
+            .clone()
+            .or_else(|| std::env::var("POD_NAME").ok())
+            .or_else(|| std::env::var("HOSTNAME").ok())
+            .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "gateway".to_owned())
+    }
 }
 
 #[cfg(test)]
@@ -233,7 +276,22 @@ mod tests {
         assert_eq!(config.eval_threads, 0);
         assert_eq!(config.tls_san, ["localhost", "127.0.0.1"]);
         assert_eq!(config.decision_log, "stdout");
+        assert_eq!(config.ledger_flush, Duration::from_millis(250));
+        assert_eq!(config.ledger_queue, 4096);
         assert!(!config.offline());
+        let named = Config::try_parse_from([
+            "suture-gateway",
+            "--self-signed",
+            "--ledger-identity",
+            "replica-a",
+            "--ledger-namespace",
+            "ops",
+        ])
+        .unwrap();
+        assert_eq!(
+            (named.ledger_identity(), named.ledger_namespace()),
+            ("replica-a".into(), "ops".into())
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod decision_log;
 pub mod duration;
 pub mod guard;
 pub mod health;
+pub mod ledger;
 pub mod live;
 pub mod metrics;
 pub mod model;

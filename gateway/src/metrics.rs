@@ -73,6 +73,16 @@ pub struct Metrics {
     reload_generation: Gauge,
     reload_failures: Counter,
     snapshot_failures: Counter,
+    ledger: std::sync::OnceLock<std::sync::Arc<crate::ledger::SharedLedger>>,
+    ledger_records: Gauge,
+    ledger_queue_full: Counter,
+    ledger_writes: Family<ResultLabels, Counter>,
+}
+
+/// The outcome of a write.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    result: String,
 }
 
 impl Default for Metrics {
@@ -98,6 +108,29 @@ impl Metrics {
         let reload_generation = Gauge::default();
         let reload_failures = Counter::default();
         let snapshot_failures = Counter::default();
+        let ledger_records = Gauge::default();
+        let ledger_queue_full = Counter::default();
+        let ledger_writes = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "ledger_records",
+            "Records of admitted disruption this replica judges `history` with (its own and every other replica's shard)",
+            ledger_records.clone(),
+        );
+        registry.register(
+            "ledger_queue_full",
+            "Admitted records that found the shard writer's queue full (published with its next write all the same)",
+            ledger_queue_full.clone(),
+        );
+        registry.register(
+            "ledger_writes",
+            "Writes of this replica's ledger shard, by result (ok, failed)",
+            ledger_writes.clone(),
+        );
+        for result in ["ok", "failed"] {
+            let _ = ledger_writes.get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            });
+        }
         registry.register(
             "request_duration_seconds",
             "Time to answer one AdmissionReview, by verdict (allowed, denied, invalid)",
@@ -190,7 +223,16 @@ impl Metrics {
             reload_generation,
             reload_failures,
             snapshot_failures,
+            ledger: std::sync::OnceLock::new(),
+            ledger_records,
+            ledger_queue_full,
+            ledger_writes,
         }
+    }
+
+    /// Exports the figures of `ledger` (set once, at start).
+    pub fn attach_ledger(&self, ledger: std::sync::Arc<crate::ledger::SharedLedger>) {
+        let _ = self.ledger.set(ledger);
     }
 
     /// One answered request.
@@ -253,6 +295,18 @@ impl Metrics {
         self.reload_generation
             .set(i64::try_from(status.generation).unwrap_or(i64::MAX));
         catch_up(&self.reload_failures, status.failures);
+        if let Some(ledger) = self.ledger.get() {
+            self.ledger_records
+                .set(i64::try_from(ledger.len()).unwrap_or(i64::MAX));
+            catch_up(&self.ledger_queue_full, ledger.queue_full());
+            let (ok, failed) = ledger.writes();
+            for (result, total) in [("ok", ok), ("failed", failed)] {
+                let labels = ResultLabels {
+                    result: result.to_owned(),
+                };
+                catch_up(&self.ledger_writes.get_or_create(&labels), total);
+            }
+        }
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
         Ok(text)

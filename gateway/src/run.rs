@@ -25,6 +25,8 @@ use crate::config::Config;
 use crate::decision_log::DecisionLog;
 use crate::guard::SelfProtection;
 use crate::health::{self, Health};
+use crate::ledger::SharedLedger;
+use crate::ledger::writer::Writer;
 use crate::metrics::Metrics;
 use crate::model::LiveModel;
 use crate::policies::{PolicyReloader, PolicySources, PolicyStore};
@@ -140,6 +142,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
 
     spawn_until(&background, Arc::clone(&resolver).watch(config.poll_interval));
 
+    let mut ledger_wake = None;
     let (model, store, policies, webhook_server, decision_log) = if config.noop {
         let model = Arc::new(LiveModel::ready_with(ClusterModel::new()));
         let store = Arc::new(PolicyStore::new(PolicySet::default()));
@@ -158,6 +161,19 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             let log = Arc::clone(&log);
             spawn_until(&background, async move { log.flush_periodically().await });
         }
+        // Offline the ledger is this process's; live, it is shared through the API server
+        // (its writer and watch start with the other watches).
+        let identity = config.ledger_identity();
+        let (ledger, wake) = if config.offline() {
+            (SharedLedger::local(&identity), None)
+        } else {
+            let capacity = usize::try_from(config.ledger_queue).unwrap_or(usize::MAX);
+            let (ledger, wake) = SharedLedger::shared(&identity, capacity);
+            (ledger, Some(wake))
+        };
+        let ledger = Arc::new(ledger);
+        metrics.attach_ledger(Arc::clone(&ledger));
+        ledger_wake = wake.map(|wake| (Arc::clone(&ledger), wake));
         let pool = match config.eval_threads {
             0 => EvalPool::per_core(),
             threads => EvalPool::new(threads),
@@ -165,6 +181,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
         .context("cannot start the evaluation threads")?;
         let evaluator = Evaluator::new(
             Arc::clone(&model),
+            ledger,
             pool,
             Limits {
                 max_concurrency: usize::try_from(config.max_concurrency).unwrap_or(usize::MAX),
@@ -204,7 +221,14 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             };
             spawn_until(&background, watcher.run(config.poll_interval));
         } else if let Some(reloader) = &policies {
-            start_live(&config, &background, Arc::clone(&model), Arc::clone(reloader)).await?;
+            start_live(
+                &config,
+                &background,
+                Arc::clone(&model),
+                Arc::clone(reloader),
+                ledger_wake,
+            )
+            .await?;
         }
     }
     // The operations listener outlives the webhook's drain, so /readyz reports the shutdown.
@@ -315,19 +339,39 @@ fn self_protection(config: &Config) -> SelfProtection {
     }
 }
 
-/// Live mode: watches fill the model and feed cluster policy objects to the reloader. The watches
-/// run in the background; readiness stays false until their initial lists are in.
+/// Live mode: watches fill the model and feed cluster policy objects to the reloader, and the
+/// shared ledger's writer and watch start. The watches run in the background; readiness stays
+/// false until their initial lists are in.
 async fn start_live(
     config: &Config,
     background: &CancellationToken,
     model: Arc<LiveModel>,
     reloader: Arc<PolicyReloader>,
+    ledger: Option<(Arc<SharedLedger>, tokio::sync::mpsc::Receiver<()>)>,
 ) -> anyhow::Result<()> {
     let client = crate::live::client(config.kubeconfig.clone(), config.context.clone())
         .await
         .context(
             "live mode: cannot set up the Kubernetes client (or give --cluster snapshots to run offline)",
         )?;
+    if let Some((ledger, wake)) = ledger {
+        let namespace = config.ledger_namespace();
+        tracing::info!(shard = ledger.shard(), %namespace, "shared ledger: this replica's shard");
+        let watch = crate::ledger::sync::watch(client.clone(), &namespace);
+        model.watch_registered(&watch.name, crate::model::Feeds::History);
+        let sink = crate::ledger::sync::LedgerSync::new(Arc::clone(&ledger));
+        spawn_until(
+            background,
+            crate::live::watch::run(watch, Arc::clone(&model), sink),
+        );
+        let writer = Writer {
+            api: kube::Api::namespaced(client.clone(), &namespace),
+            namespace,
+            ledger,
+            flush: config.ledger_flush,
+        };
+        spawn_until(background, writer.run(wake));
+    }
     let live_config = crate::live::LiveConfig {
         watch_policies: !config.no_cluster_policies,
         ..crate::live::LiveConfig::default()

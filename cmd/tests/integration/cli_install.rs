@@ -92,6 +92,8 @@ fn every_document_reads_back_into_its_type() {
         "ServiceAccount",
         "ClusterRole",
         "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
     ];
     let default = kinds(&manifests(&[]));
     let with = |middle: &[&str]| -> Vec<String> {
@@ -133,6 +135,23 @@ fn the_deployment_is_highly_available_and_locked_down() {
         .parse()
         .unwrap();
     assert!(pod.termination_grace_period_seconds.unwrap() > grace);
+    // The pod's own name and namespace name its shard of the shared ledger.
+    let env: Vec<(&str, &str)> = container
+        .env
+        .iter()
+        .flatten()
+        .map(|e| {
+            let field = e.value_from.as_ref().and_then(|v| v.field_ref.as_ref()).unwrap();
+            (e.name.as_str(), field.field_path.as_str())
+        })
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("POD_NAME", "metadata.name"),
+            ("POD_NAMESPACE", "metadata.namespace")
+        ]
+    );
     let security = container.security_context.as_ref().unwrap();
     assert_eq!(security.read_only_root_filesystem, Some(true));
     assert_eq!(security.run_as_non_root, Some(true));
@@ -506,13 +525,13 @@ fn output_dir_writes_one_file_per_object() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 14, "{files:?}");
+    assert_eq!(files.len(), 16, "{files:?}");
     assert_eq!(files[0], "00-namespace.yaml");
     let joined: String = files
         .iter()
         .map(|f| std::fs::read_to_string(dir.path().join(f)).unwrap())
         .collect();
-    assert_eq!(parse_stream(&joined).unwrap().len(), 14);
+    assert_eq!(parse_stream(&joined).unwrap().len(), 16);
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod admission;
 mod bad_input;
 mod control_plane;
 mod faults;
+mod ledger;
 mod model;
 mod plugin;
 mod policies;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
     tests.extend(bad_input::TESTS);
     tests.extend(plugin::TESTS);
     tests.extend(faults::TESTS);
+    tests.extend(ledger::TESTS);
     tests.extend(reality::TESTS);
     harness::main(&tests)
 }

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::admission::failure;
 use crate::admission::pool::{EvalPool, PoolError};
+use crate::ledger::SharedLedger;
 use crate::model::LiveModel;
 use crate::policies::Enforced;
 
@@ -84,6 +85,9 @@ pub struct Judged {
 /// Runs evaluations within the limits.
 pub struct Evaluator {
     model: Arc<LiveModel>,
+    /// What admitted requests disrupted (the `history` variable), recorded into after each
+    /// admission judged by a policy that reads it.
+    ledger: Arc<SharedLedger>,
     pool: EvalPool,
     slots: Arc<Semaphore>,
     timeout: Duration,
@@ -113,9 +117,10 @@ pub struct Limits {
 }
 
 impl Evaluator {
-    /// An evaluator over `model` within `limits`, evaluating on `pool`.
+    /// An evaluator over `model` and `ledger` within `limits`, evaluating on `pool`.
     pub fn new(
         model: Arc<LiveModel>,
+        ledger: Arc<SharedLedger>,
         pool: EvalPool,
         limits: Limits,
         summarize_impact: bool,
@@ -123,6 +128,7 @@ impl Evaluator {
     ) -> Self {
         Self {
             model,
+            ledger,
             pool,
             slots: Arc::new(Semaphore::new(limits.max_concurrency.max(1))),
             timeout: limits.timeout,
@@ -231,6 +237,8 @@ impl Evaluator {
             }
         };
         let model = Arc::clone(&self.model);
+        let ledger = Arc::clone(&self.ledger);
+        let reads_history = candidates.iter().any(|p| p.uses_history());
         let hook = self.hook.clone();
         let summarize = self.summarize_impact;
         let task_set = Arc::clone(&set);
@@ -241,7 +249,11 @@ impl Evaluator {
                 hook(&request);
             }
             let view = model.read();
-            let mut decision = policies_cel::evaluate(&task_set, &request, &*view);
+            let mut decision = if reads_history {
+                judge_with_history(&ledger, &task_set, &request, &*view)
+            } else {
+                policies_cel::evaluate(&task_set, &request, &*view)
+            };
             drop(view);
             // The estimate the policies read, for the decision log; the response never carries it.
             let impact = decision
@@ -276,6 +288,27 @@ impl Evaluator {
     }
 }
 
+/// Judges `request` against `history` and records it when admitted, as one step: requests of
+/// this replica that read `history` are judged one after the other, so each sees every record
+/// admitted before it here (the other replicas' after their next shard write).
+fn judge_with_history(
+    ledger: &SharedLedger,
+    set: &PolicySet,
+    request: &Request,
+    view: &dyn policies_cel::ClusterView,
+) -> Decision {
+    let _turn = ledger.turn();
+    let now = chrono::Utc::now();
+    let decision = ledger.with_view(|history| {
+        let context = policies_cel::EvalContext::with_history(history, now);
+        policies_cel::evaluate_in(set, request, view, &context)
+    });
+    if let Some(record) = policies_cel::history::record_of(request, &decision, view, now) {
+        ledger.record(record);
+    }
+    decision
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,7 +321,14 @@ mod tests {
             timeout: Duration::from_secs(1),
             max_model_age,
         };
-        Evaluator::new(Arc::new(model), EvalPool::new(1).unwrap(), limits, false, None)
+        Evaluator::new(
+            Arc::new(model),
+            Arc::new(SharedLedger::local("test")),
+            EvalPool::new(1).unwrap(),
+            limits,
+            false,
+            None,
+        )
     }
 
     const POLICIES: &str = r#"

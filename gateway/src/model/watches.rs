@@ -21,17 +21,21 @@ pub enum Feeds {
     /// The policy set (cluster policy objects, params objects): while it fails the last good set
     /// keeps serving and the model stays current.
     Policies,
+    /// The shared ledger of admitted disruption (the other replicas' shards): while it fails
+    /// this replica judges `history` with what it last read and its own records.
+    History,
 }
 
 impl Feeds {
     /// Both roles, for series that exist from the start.
-    pub const ALL: [Feeds; 2] = [Feeds::Model, Feeds::Policies];
+    pub const ALL: [Feeds; 3] = [Feeds::Model, Feeds::Policies, Feeds::History];
 
     /// The role's label in metrics and logs.
     pub fn as_str(self) -> &'static str {
         match self {
             Feeds::Model => "model",
             Feeds::Policies => "policies",
+            Feeds::History => "history",
         }
     }
 
@@ -43,6 +47,10 @@ impl Feeds {
                  policies that read impact follow their failure policy"
             }
             Feeds::Policies => "the policy set keeps its last good version; the cluster model stays current",
+            Feeds::History => {
+                "`history` counts what this replica last read of the other replicas' shards, and its own \
+                 records; the cluster model stays current"
+            }
         }
     }
 }

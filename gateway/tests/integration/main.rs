@@ -7,6 +7,7 @@
 mod common;
 mod live_support;
 
+mod ledger;
 mod limits;
 mod live_model;
 mod live_policies;

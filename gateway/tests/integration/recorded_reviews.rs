@@ -19,6 +19,11 @@ const EXPECTED: &str = concat!(
     "/tests/fixtures/expected-responses.json"
 );
 const EVICTION_AUDIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/eviction-audit.yaml");
+/// Each review is judged alone, as `check` judges it: no rate budget across them.
+const NO_DISRUPTION_RATE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/no-disruption-rate.yaml"
+);
 
 fn expected() -> BTreeMap<String, Value> {
     let text = std::fs::read_to_string(EXPECTED).unwrap();
@@ -27,7 +32,14 @@ fn expected() -> BTreeMap<String, Value> {
 
 async fn gateway(extra: &[&str]) -> Gateway {
     let cluster = repo("testdata/clusters/database");
-    let mut args = vec!["--cluster", cluster.to_str().unwrap(), "-f", EVICTION_AUDIT];
+    let mut args = vec![
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "-f",
+        EVICTION_AUDIT,
+        "--params",
+        NO_DISRUPTION_RATE,
+    ];
     args.extend_from_slice(extra);
     Gateway::start(&args).await
 }

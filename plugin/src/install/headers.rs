@@ -38,6 +38,9 @@ metadata of every custom resource, whose kinds are only known at run time. Secre
 their names and key names only: the gateway drops their values on arrival and never logs bodies.";
 
 pub const CLUSTER_ROLE_BINDING: &str = "Grants the read-only ClusterRole to the gateway's ServiceAccount.";
+pub const LEDGER_ROLE: &str = "Lets the gateway write its shard of the shared ledger of admitted disruption (the `history` \
+variable): one ConfigMap per replica, labelled suture.dev/ledger=shard, in this namespace only.";
+pub const LEDGER_ROLE_BINDING: &str = "Grants the ledger Role to the gateway's ServiceAccount.";
 
 pub const SECRET: &str = "\
 The serving certificate (tls.crt, tls.key) and the CA kube-apiserver trusts (ca.crt, also in

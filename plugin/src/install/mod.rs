@@ -57,6 +57,18 @@ pub fn render(options: &InstallOptions) -> Result<Vec<Document>, InstallError> {
             headers::CLUSTER_ROLE_BINDING,
             &rbac::cluster_role_binding(options),
         )?,
+        Document::of(
+            "04-ledger-role.yaml",
+            "Role",
+            headers::LEDGER_ROLE,
+            &rbac::ledger_role(options),
+        )?,
+        Document::of(
+            "04-ledger-rolebinding.yaml",
+            "RoleBinding",
+            headers::LEDGER_ROLE_BINDING,
+            &rbac::ledger_role_binding(options),
+        )?,
     ]);
     match &options.tls {
         Tls::Material(material) => documents.push(Document::of(

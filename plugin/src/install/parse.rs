@@ -8,7 +8,7 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service, ServiceAccount};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -49,6 +49,8 @@ pub enum Manifest {
     ServiceAccount(ServiceAccount),
     ClusterRole(ClusterRole),
     ClusterRoleBinding(ClusterRoleBinding),
+    Role(Role),
+    RoleBinding(RoleBinding),
     Secret(Secret),
     Service(Service),
     Deployment(Deployment),
@@ -129,6 +131,8 @@ pub fn parse_stream(yaml: &str) -> Result<Vec<Manifest>, ParseError> {
             "ServiceAccount" => Manifest::ServiceAccount(typed(index, &kind, &value)?),
             "ClusterRole" => Manifest::ClusterRole(typed(index, &kind, &value)?),
             "ClusterRoleBinding" => Manifest::ClusterRoleBinding(typed(index, &kind, &value)?),
+            "Role" => Manifest::Role(typed(index, &kind, &value)?),
+            "RoleBinding" => Manifest::RoleBinding(typed(index, &kind, &value)?),
             "Secret" => Manifest::Secret(typed(index, &kind, &value)?),
             "Service" => Manifest::Service(typed(index, &kind, &value)?),
             "Deployment" => Manifest::Deployment(typed(index, &kind, &value)?),

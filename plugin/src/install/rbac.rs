@@ -1,8 +1,12 @@
-//! The Namespace, the gateway's ServiceAccount, and its read-only ClusterRole and binding: get,
-//! list and watch on exactly the kinds its model projects and the policies it loads.
+//! The Namespace, the gateway's ServiceAccount, its read-only ClusterRole and binding (get, list
+//! and watch on exactly the kinds its model projects and the policies it loads), and the Role
+//! and binding that let it write its shard of the shared ledger: ConfigMaps in its own
+//! namespace only.
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::install::names;
@@ -107,6 +111,43 @@ pub fn cluster_role_binding(options: &InstallOptions) -> ClusterRoleBinding {
             api_group: "rbac.authorization.k8s.io".to_owned(),
             kind: "ClusterRole".to_owned(),
             name: names::GATEWAY.to_owned(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: names::GATEWAY.to_owned(),
+            namespace: Some(options.namespace.clone()),
+            ..Subject::default()
+        }]),
+    }
+}
+
+/// The name of the Role (and binding) for the ledger's shards.
+pub const LEDGER_ROLE: &str = "suture-gateway-ledger";
+
+/// Writing the ledger's shards: ConfigMaps in the gateway's namespace (each replica applies its
+/// own and deletes those of replicas whose records aged out; the watch reads them all).
+pub fn ledger_role(options: &InstallOptions) -> Role {
+    Role {
+        metadata: meta(LEDGER_ROLE, Some(&options.namespace)),
+        rules: Some(vec![PolicyRule {
+            api_groups: Some(vec![String::new()]),
+            resources: Some(vec!["configmaps".to_owned()]),
+            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+                .map(str::to_owned)
+                .to_vec(),
+            ..PolicyRule::default()
+        }]),
+    }
+}
+
+/// Binds the ledger Role to the gateway's ServiceAccount.
+pub fn ledger_role_binding(options: &InstallOptions) -> RoleBinding {
+    RoleBinding {
+        metadata: meta(LEDGER_ROLE, Some(&options.namespace)),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "Role".to_owned(),
+            name: LEDGER_ROLE.to_owned(),
         },
         subjects: Some(vec![Subject {
             kind: "ServiceAccount".to_owned(),

@@ -288,21 +288,37 @@ impl Evaluator {
     }
 }
 
-/// Judges `request` against `history` and records it when admitted, as one step: requests of
-/// this replica that read `history` are judged one after the other, so each sees every record
-/// admitted before it here (the other replicas' after their next shard write).
+/// Judges `request` against `history` and records it when admitted, so that requests of this
+/// replica never spend the same budget twice: a request to be recorded is recorded in the
+/// ledger's turn, and judged again there when another record arrived since its evaluation began
+/// (rare). Requests that record nothing (denied, dry runs, nothing disrupted) never wait: a
+/// budget only grows stricter with more records, so judging them against a view one record old
+/// cannot admit what a newer view would deny.
 fn judge_with_history(
     ledger: &SharedLedger,
     set: &PolicySet,
     request: &Request,
     view: &dyn policies_cel::ClusterView,
 ) -> Decision {
-    let _turn = ledger.turn();
+    let judge = |now| {
+        ledger.with_view(|history| {
+            let context = policies_cel::EvalContext::with_history(history, now);
+            policies_cel::evaluate_in(set, request, view, &context)
+        })
+    };
+    let version = ledger.version();
     let now = chrono::Utc::now();
-    let decision = ledger.with_view(|history| {
-        let context = policies_cel::EvalContext::with_history(history, now);
-        policies_cel::evaluate_in(set, request, view, &context)
-    });
+    let decision = judge(now);
+    if policies_cel::history::record_of(request, &decision, view, now).is_none() {
+        return decision;
+    }
+    let _turn = ledger.turn();
+    let (decision, now) = if ledger.version() == version {
+        (decision, now)
+    } else {
+        let now = chrono::Utc::now();
+        (judge(now), now)
+    };
     if let Some(record) = policies_cel::history::record_of(request, &decision, view, now) {
         ledger.record(record);
     }

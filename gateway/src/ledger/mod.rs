@@ -15,8 +15,8 @@
 //! How far a budget can be overshot: a replica does not see what the others admitted during
 //! the last flush interval plus the watch's propagation (typically tens of milliseconds). With N
 //! replicas, a budget can be exceeded by at most what the other N − 1 replicas admit in that
-//! time; one replica alone never overshoots (its requests that read `history` are judged and
-//! recorded one at a time, [`SharedLedger::turn`]).
+//! time; one replica alone never overshoots (a request it records is checked against its
+//! latest records in [`SharedLedger::turn`]).
 
 pub mod shard;
 pub mod sync;
@@ -45,8 +45,11 @@ struct State {
 pub struct SharedLedger {
     shard: String,
     state: RwLock<State>,
-    /// Held while one request is judged against the history and recorded ([`Self::turn`]).
+    /// Held while a request to be recorded is checked against the latest records and recorded
+    /// ([`Self::turn`]).
     turns: Mutex<()>,
+    /// Bumped whenever the union changes (a record, a shard read or gone).
+    version: AtomicU64,
     /// Wakes the writer: one entry per record not yet published; `None` when the ledger is this
     /// process's alone (offline mode).
     queue: Option<mpsc::Sender<()>>,
@@ -77,6 +80,7 @@ impl SharedLedger {
         Self {
             shard: shard::name_for(identity),
             turns: Mutex::new(()),
+            version: AtomicU64::new(0),
             state: RwLock::new(State {
                 own: Ledger::default(),
                 others: BTreeMap::new(),
@@ -105,11 +109,21 @@ impl SharedLedger {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// This replica's turn to judge a request against the history and record it: held from
-    /// before the evaluation until after [`Self::record`], so that concurrent requests of one
-    /// replica never spend the same budget twice.
+    /// This replica's turn to record: held while a request is checked against the latest
+    /// records ([`Self::version`]) and recorded, so that concurrent requests of one replica never
+    /// spend the same budget twice.
     pub fn turn(&self) -> MutexGuard<'_, ()> {
         self.turns.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Changes whenever the union does: equal before and after an evaluation, the evaluation saw
+    /// the latest records.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    fn changed(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Runs `read` over every replica's records (what an evaluation judges with).
@@ -135,6 +149,7 @@ impl SharedLedger {
         let mut state = self.write_state();
         state.own.record(record.clone());
         state.merged.record(record);
+        self.changed();
     }
 
     /// A shard as the watch read it. This replica's own shard is taken only while it knows
@@ -148,11 +163,13 @@ impl SharedLedger {
                     state.own.record(record);
                 }
                 rebuild(&mut state);
+                self.changed();
             }
             return;
         }
         state.others.insert(name.to_owned(), records);
         rebuild(&mut state);
+        self.changed();
     }
 
     /// A shard deleted (its replica's records aged out, or someone removed it).
@@ -160,6 +177,7 @@ impl SharedLedger {
         let mut state = self.write_state();
         if state.others.remove(name).is_some() {
             rebuild(&mut state);
+            self.changed();
         }
     }
 
@@ -170,6 +188,7 @@ impl SharedLedger {
         state.others.retain(|name, _| names.contains(name));
         if state.others.len() != before {
             rebuild(&mut state);
+            self.changed();
         }
     }
 
@@ -301,6 +320,22 @@ mod tests {
         ledger.shard_read(&own, vec![]);
         assert_eq!(pods_in_window(&ledger, 10), 5);
         assert_eq!(ledger.own_records(at(10)).len(), 1);
+    }
+
+    #[test]
+    fn the_version_changes_with_every_change_of_the_union() {
+        let ledger = SharedLedger::local("gateway-a");
+        let mut seen = vec![ledger.version()];
+        ledger.record(pods(0, "op", 1));
+        seen.push(ledger.version());
+        ledger.shard_read("suture-ledger-b", vec![pods(1, "op", 1)]);
+        seen.push(ledger.version());
+        ledger.shard_deleted("suture-ledger-b");
+        seen.push(ledger.version());
+        seen.dedup();
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        ledger.shard_deleted("suture-ledger-b");
+        assert_eq!(ledger.version(), seen[3], "nothing changed");
     }
 
     #[test]

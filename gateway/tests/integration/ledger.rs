@@ -66,3 +66,15 @@ async fn an_admitted_member_deletion_spends_the_statefulsets_budget_for_whoever_
     let (_, metrics) = gateway.ops("/metrics").await;
     assert!(metrics.contains("suture_gateway_ledger_records 1\n"), "{metrics}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_of_one_replica_never_spend_the_budget_twice() {
+    let gateway = gateway().await;
+    let reviews = ["pg-main-0", "pg-main-1", "pg-main-2"]
+        .iter()
+        .enumerate()
+        .map(|(i, pod)| pod_delete(&format!("burst-{i}"), pod, OPERATOR, false));
+    let answers = futures::future::join_all(reviews.map(|review| verdict(&gateway, review))).await;
+    let admitted = answers.iter().filter(|(allowed, _)| *allowed).count();
+    assert_eq!(admitted, 1, "one member per 5m, however concurrent: {answers:?}");
+}

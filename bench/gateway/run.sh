@@ -18,7 +18,8 @@
 # Environment: DURATION (per wrk run, default 15s), PODS (10000), BIG_PODS (150000; 0 skips the
 # memory measurement), REVIEW (the AdmissionReview posted), COMPACT (1; 0 posts REVIEW's bytes
 # as they are), WORK (scratch directory), OUT (the report, default bench/gateway/results.md),
-# CONNECTIONS ("64 4 1").
+# CONNECTIONS ("64 4 1"), GATEWAY_ARGS (more flags for the judging gateway, e.g. `--params FILE`
+# to disable a policy and measure what it costs).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -108,7 +109,8 @@ body="$(wc -c <"$REVIEW" | tr -d ' ') bytes"
 [ "$COMPACT" = 1 ] && body="$body, compact"
 
 log "starting the gateway (offline model, built-in pack) and the no-op floor"
-start gateway "$GATEWAY_PORT" "$GATEWAY_METRICS" --cluster "$WORK/snapshot.json" --decision-log "$WORK/decisions.log"
+# shellcheck disable=SC2086 # GATEWAY_ARGS is a list of flags
+start gateway "$GATEWAY_PORT" "$GATEWAY_METRICS" --cluster "$WORK/snapshot.json" --decision-log "$WORK/decisions.log" ${GATEWAY_ARGS:-}
 start noop "$NOOP_PORT" "$NOOP_METRICS" --noop
 wait_ready gateway "$GATEWAY_METRICS" 120
 wait_ready noop "$NOOP_METRICS" 30

@@ -332,6 +332,11 @@ impl Gateway {
         anyhow::bail!("the gateway was not ready in 60s:\n{}", self.log_tail(40))
     }
 
+    /// The gateway process's id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(Process::id)
+    }
+
     /// Kills the gateway (a fault test).
     pub fn kill(&mut self) {
         if let Some(mut process) = self.process.take() {

@@ -45,6 +45,11 @@ impl Process {
         &self.name
     }
 
+    /// Its process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Its log file.
     pub fn log(&self) -> &Path {
         &self.log

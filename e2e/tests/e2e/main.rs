@@ -11,6 +11,7 @@ mod model;
 mod plugin;
 mod policies;
 mod reality;
+mod soak;
 mod stale_owner;
 
 use std::process::ExitCode;
@@ -29,5 +30,6 @@ fn main() -> ExitCode {
     tests.extend(faults::TESTS);
     tests.extend(ledger::TESTS);
     tests.extend(reality::TESTS);
+    tests.extend(soak::TESTS);
     harness::main(&tests)
 }

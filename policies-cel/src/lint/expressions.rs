@@ -219,7 +219,7 @@ fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed, kin
             format!("undefined field '{}' ({})", found.field, names.join(", ")),
         )
         .help(
-            "kube-apiserver type-checks the expression against the schema of each kind the policy matches and warns about this field (status.typeChecking.expressionWarnings); on such an object the selection is an error at evaluation",
+            "kube-apiserver checks expressions against the schema of each kind the policy matches and reports this as a warning (status.typeChecking.expressionWarnings); the field is never set on such an object: a typo?",
         );
         let offset = field_offset(&site.source, parsed.offset_of(found.id), &found.field);
         let place = sink.files[file].in_expression(line, &key, &site.source, offset);

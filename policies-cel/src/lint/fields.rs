@@ -172,7 +172,10 @@ mod tests {
     fn direct_chains() {
         assert_eq!(deployment("object.spec.replicsa > 1"), ["replicsa"]);
         assert!(deployment("object.spec.replicas > 1 && oldObject.spec.replicas > 1").is_empty());
-        assert_eq!(deployment("has(object.spec.template.spec.hostNetwrok)"), ["hostNetwrok"]);
+        assert_eq!(
+            deployment("has(object.spec.template.spec.hostNetwrok)"),
+            ["hostNetwrok"]
+        );
         assert_eq!(deployment("object.?spec.?replicsa.orValue(1) > 0"), ["replicsa"]);
         assert_eq!(deployment("oldObject.metadata.lables['a'] == 'b'"), ["lables"]);
         // Only the first undefined field of a chain: nothing is known below it.
@@ -192,7 +195,8 @@ mod tests {
 
     #[test]
     fn macros_type_their_variables() {
-        let source = "object.spec.template.spec.containers.all(c, c.image != '' && c.securityContext.privilegd)";
+        let source =
+            "object.spec.template.spec.containers.all(c, c.image != '' && c.securityContext.privilegd)";
         assert_eq!(deployment(source), ["privilegd"]);
         let source = "object.spec.template.spec.containers.exists(c, c.ports.exists(p, p.hostPrt > 0))";
         assert_eq!(deployment(source), ["hostPrt"]);

@@ -49,7 +49,10 @@ impl<'a> At<'a> {
     }
 
     fn at(self, node: &'a Value) -> Self {
-        Self { root: self.root, node }
+        Self {
+            root: self.root,
+            node,
+        }
     }
 
     /// The schema this place stands for: `$ref`s followed, a nullable `anyOf`/`oneOf` unwrapped.
@@ -151,8 +154,27 @@ fn has_type(schema: &Value, wanted: &str) -> bool {
 
 /// CEL's reserved words, which Kubernetes escapes as `__word__` in property names.
 const RESERVED: [&str; 21] = [
-    "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
-    "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
 ];
 
 /// The property name a CEL field name stands for, undoing Kubernetes' escaping.
@@ -206,9 +228,18 @@ mod tests {
             walk(deployment, &["spec", "template", "spec", "hostNetwork"]),
             Field::Found(_)
         ));
-        assert!(matches!(walk(deployment, &["spec", "replicsa"]), Field::Undefined));
-        assert!(matches!(walk(deployment, &["metadata", "namespace"]), Field::Found(_)));
-        assert!(matches!(walk(deployment, &["metadata", "__namespace__"]), Field::Found(_)));
+        assert!(matches!(
+            walk(deployment, &["spec", "replicsa"]),
+            Field::Undefined
+        ));
+        assert!(matches!(
+            walk(deployment, &["metadata", "namespace"]),
+            Field::Found(_)
+        ));
+        assert!(matches!(
+            walk(deployment, &["metadata", "__namespace__"]),
+            Field::Found(_)
+        ));
     }
 
     #[test]
@@ -220,10 +251,19 @@ mod tests {
         let container = containers.items().unwrap();
         assert!(matches!(container.field("image"), Field::Found(_)));
         assert!(matches!(container.field("imgae"), Field::Undefined));
-        assert!(matches!(containers.element().unwrap().field("name"), Field::Found(_)));
+        assert!(matches!(
+            containers.element().unwrap().field("name"),
+            Field::Found(_)
+        ));
         // Any key of a map is fine; below a string value nothing is judged.
-        assert!(matches!(walk(pod, &["metadata", "labels", "app"]), Field::Found(_)));
-        assert!(matches!(walk(pod, &["metadata", "labels", "app", "x"]), Field::Unknown));
+        assert!(matches!(
+            walk(pod, &["metadata", "labels", "app"]),
+            Field::Found(_)
+        ));
+        assert!(matches!(
+            walk(pod, &["metadata", "labels", "app", "x"]),
+            Field::Unknown
+        ));
         let Field::Found(labels) = walk(pod, &["metadata", "labels"]) else {
             panic!("labels")
         };
@@ -239,7 +279,9 @@ mod tests {
             panic!("containers")
         };
         let limits = containers.items().unwrap().field("resources");
-        let Field::Found(resources) = limits else { panic!("resources") };
+        let Field::Found(resources) = limits else {
+            panic!("resources")
+        };
         let Field::Found(cpu) = resources.field("limits").found().unwrap().field("cpu") else {
             panic!("cpu")
         };
@@ -259,7 +301,9 @@ mod tests {
         });
         assert!(matches!(walk(&document, &["a", "x"]), Field::Found(_)));
         assert!(matches!(walk(&document, &["a", "y"]), Field::Undefined));
-        let Field::Found(b) = walk(&document, &["b"]) else { panic!("b") };
+        let Field::Found(b) = walk(&document, &["b"]) else {
+            panic!("b")
+        };
         assert!(matches!(b.items().unwrap().field("y"), Field::Undefined));
         assert!(matches!(walk(&document, &["u", "y"]), Field::Unknown));
     }

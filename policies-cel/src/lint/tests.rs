@@ -117,8 +117,9 @@ fn rules_that_never_match() {
         "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n    excludeResourceRules:\n    - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      operations: [\"UPDATE\", \"DELETE\"]\n      resources: [\"*\"]\n  validations:\n  - expression: object.metadata.name == 'a'\n",
     );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 12, 5)]);
-    let text =
-        vap("  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.metadata.name == 'a'\n");
+    let text = vap(
+        "  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.metadata.name == 'a'\n",
+    );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 7, 5)]);
     // A group the catalog does not know may serve a resource of the same name (Knative's
     // `services`): not reported.
@@ -316,9 +317,17 @@ fn fields_a_matched_kinds_schema_does_not_declare() {
         report.findings[0].message,
         "undefined field 'replicsa' (Deployment apps/v1, StatefulSet apps/v1)"
     );
-    assert_eq!(report.findings[1].message, "undefined field 'imgae' (Deployment apps/v1, StatefulSet apps/v1)");
+    assert_eq!(
+        report.findings[1].message,
+        "undefined field 'imgae' (Deployment apps/v1, StatefulSet apps/v1)"
+    );
     // Kubernetes only warns: the policy loads, unchanged.
-    assert!(crate::policy::Loader::new().add_str("p.yaml", &text).and_then(|l| l.finish()).is_ok());
+    assert!(
+        crate::policy::Loader::new()
+            .add_str("p.yaml", &text)
+            .and_then(|l| l.finish())
+            .is_ok()
+    );
 }
 
 #[test]

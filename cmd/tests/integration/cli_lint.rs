@@ -90,14 +90,22 @@ fn json_lists_every_finding_with_its_position() {
             ("compile-error".to_owned(), 12, 49),
         ]
     );
+    assert_eq!(
+        positions(&document, "testdata/lint/findings/schema-field.yaml"),
+        [
+            ("schema-field".to_owned(), 15, 30),
+            ("schema-field".to_owned(), 16, 62),
+        ],
+        "a typo of a matched kind's field; nothing for the policy matched through a wildcard"
+    );
     let first = &document["findings"][1];
     assert_eq!(first["severity"], "error");
     assert_eq!(first["field"], "spec.matchConditions[0].expression");
     assert!(first.get("source_line").is_none());
     let summary = &document["summary"];
     assert_eq!(summary["errors"], 17);
-    assert_eq!(summary["warnings"], 8);
-    assert_eq!(summary["policies"], 8);
+    assert_eq!(summary["warnings"], 10);
+    assert_eq!(summary["policies"], 10);
 }
 
 #[test]

@@ -1,14 +1,18 @@
 //! The expressions of each policy, judged one by one: conditions and validations decided before
-//! any request is seen, and estimated cost. (Types, messageExpressions' included, are the type
+//! any request is seen, estimated cost, and fields the schema of a matched built-in kind does
+//! not declare ([`crate::lint::fields`]). (Types, messageExpressions' included, are the type
 //! checker's: the loader reports them.)
 
 use crate::policy::path::FieldPath;
 
 use crate::cel::parsed::Parsed;
 use crate::lint::cost::costly;
+use crate::lint::fields::undefined;
 use crate::lint::finding::{Code, Severity};
 use crate::lint::fold::truth;
+use crate::lint::kinds::{BuiltinKind, kinds_to_check};
 use crate::lint::objects::{Object, ObjectKind};
+use crate::lint::schema::At;
 use crate::lint::sink::{Says, Sink};
 
 /// What an expression is for.
@@ -44,14 +48,25 @@ pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object]) -> usize {
         ) {
             continue;
         }
+        let kinds = matched_kinds(object);
         for site in sites(object) {
             count += 1;
             if let Some(parsed) = Parsed::new(&site.source) {
-                judge(sink, object, &site, &parsed);
+                judge(sink, object, &site, &parsed, &kinds);
             }
         }
     }
     count
+}
+
+/// The built-in kinds the policy's `matchConstraints` names (none when it cannot be read).
+fn matched_kinds(object: &Object) -> Vec<&'static BuiltinKind> {
+    let at = FieldPath::root().key("spec").key("matchConstraints");
+    object
+        .get(&at)
+        .and_then(|constraints| serde_json::from_value(constraints.clone()).ok())
+        .map(|constraints| kinds_to_check(&constraints))
+        .unwrap_or_default()
 }
 
 fn sites(object: &Object) -> Vec<Site> {
@@ -108,7 +123,7 @@ fn sites(object: &Object) -> Vec<Site> {
     out
 }
 
-fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed) {
+fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed, kinds: &[&'static BuiltinKind]) {
     let line = object.line_of(&site.rel);
     let key = match site.rel.0.last() {
         Some(crate::policy::path::Seg::Key(key)) => key.clone(),
@@ -186,4 +201,40 @@ fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed) {
         let place = place_of(sink, found.at);
         sink.push(file, place, says.field(field.clone()).policy(policy));
     }
+
+    // One finding per selection, naming every matched kind that lacks the field.
+    let mut missing: Vec<(crate::lint::fields::Undefined, Vec<String>)> = Vec::new();
+    for kind in kinds {
+        for found in undefined(&parsed.root, At::root(kind.schema())) {
+            match missing.iter_mut().find(|(seen, _)| *seen == found) {
+                Some((_, names)) => names.push(kind.describe()),
+                None => missing.push((found, vec![kind.describe()])),
+            }
+        }
+    }
+    for (found, names) in missing {
+        let says = Says::new(
+            Severity::Warning,
+            Code::SchemaField,
+            format!("undefined field '{}' ({})", found.field, names.join(", ")),
+        )
+        .help(
+            "kube-apiserver checks expressions against the schema of each kind the policy matches and reports this as a warning (status.typeChecking.expressionWarnings); the field is never set on such an object: a typo?",
+        );
+        let offset = field_offset(&site.source, parsed.offset_of(found.id), &found.field);
+        let place = sink.files[file].in_expression(line, &key, &site.source, offset);
+        sink.push(file, place, says.field(field.clone()).policy(policy));
+    }
+}
+
+/// Where `field` is written in `source`, at or just after the selection's offset (its `.` or
+/// `.?`); the selection's offset when it is not found there.
+fn field_offset(source: &str, at: usize, field: &str) -> usize {
+    source
+        .get(at..)
+        .and_then(|rest| {
+            let skipped = rest.len() - rest.trim_start_matches(['.', '?', ' ', '\n', '\t']).len();
+            rest[skipped..].starts_with(field).then_some(at + skipped)
+        })
+        .unwrap_or(at)
 }

@@ -64,11 +64,14 @@ pub enum Code {
     /// A validation or matchCondition whose type is not `bool`, or an auditAnnotation
     /// valueExpression that is neither `string` nor `null`.
     ResultType,
+    /// A field below `object`/`oldObject` that the schema of a kind the policy matches does not
+    /// declare (kube-apiserver's type-check warning).
+    SchemaField,
 }
 
 impl Code {
     /// Every code, in a fixed order (for documentation and tests).
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::YamlSyntax,
         Code::InvalidField,
         Code::UnknownKind,
@@ -84,6 +87,7 @@ impl Code {
         Code::Cost,
         Code::MessageType,
         Code::ResultType,
+        Code::SchemaField,
     ];
 
     /// The stable kebab-case name (`compile-error`).
@@ -104,6 +108,7 @@ impl Code {
             Code::Cost => "cost",
             Code::MessageType => "message-type",
             Code::ResultType => "result-type",
+            Code::SchemaField => "schema-field",
         }
     }
 

@@ -7,7 +7,9 @@
 //! before any request is seen ([`fold`]), expressions whose estimated cost is above Kubernetes'
 //! per-expression limit ([`cost`]), and what the type checker refuses as kube-apiserver would
 //! (calls with no matching overload, mixed-type literals, a validation that is not a `bool`, a
-//! messageExpression that is not a `string`). Pure and synchronous like the rest of the crate;
+//! messageExpression that is not a `string`), and, as kube-apiserver's type check warns, fields
+//! of `object`/`oldObject` that the schema of a built-in kind the policy matches does not declare
+//! ([`kinds`], [`fields`]: warnings only, loading is unaffected). Pure and synchronous like the rest of the crate;
 //! reading files is the only I/O.
 //!
 //! ```
@@ -22,11 +24,14 @@
 mod catalog;
 mod cost;
 mod expressions;
+mod fields;
 mod finding;
 mod fold;
+mod kinds;
 mod loading;
 mod matching;
 mod objects;
+mod schema;
 mod sink;
 mod source;
 

@@ -100,7 +100,7 @@ fn match_conditions_decided_in_advance() {
 #[test]
 fn rules_that_never_match() {
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CONNECT\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a == 1\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CONNECT\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.metadata.name == 'a'\n",
     );
     assert_eq!(
         lint(&text),
@@ -110,24 +110,25 @@ fn rules_that_never_match() {
         ]
     );
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\", \"pods\"]\n  validations:\n  - expression: object.a == 1\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\", \"pods\"]\n  validations:\n  - expression: object.metadata.name == 'a'\n",
     );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Warning, 11, 19)]);
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n    excludeResourceRules:\n    - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      operations: [\"UPDATE\", \"DELETE\"]\n      resources: [\"*\"]\n  validations:\n  - expression: object.a == 1\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n    excludeResourceRules:\n    - apiGroups: [\"*\"]\n      apiVersions: [\"*\"]\n      operations: [\"UPDATE\", \"DELETE\"]\n      resources: [\"*\"]\n  validations:\n  - expression: object.metadata.name == 'a'\n",
     );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 12, 5)]);
-    let text =
-        vap("  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a == 1\n");
+    let text = vap(
+        "  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.metadata.name == 'a'\n",
+    );
     assert_eq!(lint(&text), [(Code::UnreachableMatch, Severity::Error, 7, 5)]);
     // A group the catalog does not know may serve a resource of the same name (Knative's
     // `services`): not reported.
     let text = vap(
-        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"serving.knative.dev\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.a == 1\n",
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"serving.knative.dev\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\"]\n  validations:\n  - expression: object.metadata.name == 'a'\n",
     );
     assert_eq!(lint(&text), []);
     // A SafetyPolicy with no rules judges every request, as `evaluate()` does: nothing to say.
-    let safety = "apiVersion: suture.dev/v1alpha1\nkind: SafetyPolicy\nmetadata:\n  name: s\nspec:\n  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.a == 1\n    message: no\n";
+    let safety = "apiVersion: suture.dev/v1alpha1\nkind: SafetyPolicy\nmetadata:\n  name: s\nspec:\n  matchConstraints:\n    resourceRules: []\n  validations:\n  - expression: object.metadata.name == 'a'\n    message: no\n";
     assert_eq!(lint(safety), []);
 }
 
@@ -166,7 +167,7 @@ fn a_binding_that_shares_no_request_with_its_policy() {
         )
     };
     let policy = vap(&format!(
-        "  matchConstraints:\n{}  validations:\n  - expression: object.a == 1\n",
+        "  matchConstraints:\n{}  validations:\n  - expression: object.metadata.name == 'a'\n",
         rules("apps", "deployments")
     ));
     let binding = |resource: &str| {
@@ -294,4 +295,81 @@ fn json_the_yaml_parser_refuses_is_linted_as_the_loader_reads_it() {
     assert_eq!(found, [(Code::NeverTrue, Some("p"))]);
     assert_eq!(report.policies, 1);
     assert_eq!(report.expressions, 1);
+}
+
+#[test]
+fn fields_a_matched_kinds_schema_does_not_declare() {
+    let rules = "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"deployments\", \"statefulsets\"]\n";
+    let text = vap(&format!(
+        "{rules}  validations:\n  - expression: object.spec.replicsa <= 5 && has(oldObject.spec.template.spec.hostNetwork)\n  - expression: \"object.spec.template.spec.containers.all(c, c.?imgae.orValue('') != '')\"\n"
+    ));
+    assert_eq!(
+        lint(&text),
+        [
+            (Code::SchemaField, Severity::Warning, 13, 29),
+            (Code::SchemaField, Severity::Warning, 14, 65),
+        ]
+    );
+    let mut linter = Linter::new();
+    linter.add_str("p.yaml", &text);
+    let report = linter.run(&Apps);
+    assert_eq!(
+        report.findings[0].message,
+        "undefined field 'replicsa' (Deployment apps/v1, StatefulSet apps/v1)"
+    );
+    assert_eq!(
+        report.findings[1].message,
+        "undefined field 'imgae' (Deployment apps/v1, StatefulSet apps/v1)"
+    );
+    // Kubernetes only warns: the policy loads, unchanged.
+    assert!(
+        crate::policy::Loader::new()
+            .add_str("p.yaml", &text)
+            .and_then(|l| l.finish())
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_field_missing_from_one_matched_kind_names_that_kind() {
+    let text = vap(
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"UPDATE\"]\n      resources: [\"daemonsets\", \"deployments\"]\n  validations:\n  - expression: object.spec.replicas > 0\n",
+    );
+    let mut linter = Linter::new();
+    linter.add_str("p.yaml", &text);
+    let report = linter.run(&Apps);
+    let messages: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(messages, ["undefined field 'replicas' (DaemonSet apps/v1)"]);
+}
+
+#[test]
+fn a_policy_matched_by_wildcards_or_subresources_is_not_typed() {
+    for rule in [
+        "    - apiGroups: [\"*\"]\n      apiVersions: [\"v1\"]\n      operations: [\"*\"]\n      resources: [\"deployments\"]\n",
+        "    - apiGroups: [\"apps\"]\n      apiVersions: [\"*\"]\n      operations: [\"*\"]\n      resources: [\"deployments\"]\n",
+        "    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"*\"]\n      resources: [\"*\", \"deployments/scale\"]\n",
+        "    - apiGroups: [\"example.com\"]\n      apiVersions: [\"v1\"]\n      operations: [\"*\"]\n      resources: [\"widgets\"]\n",
+    ] {
+        let text = vap(&format!(
+            "  matchConstraints:\n    resourceRules:\n{rule}  validations:\n  - expression: object.spec.replicsa <= 5\n"
+        ));
+        assert_eq!(lint(&text), [], "{rule}");
+    }
+}
+
+#[test]
+fn the_builtin_pack_is_checked_against_the_kinds_it_names() {
+    let mut typed = Vec::new();
+    for (name, text) in crate::pack::files() {
+        let value: serde_json::Value = serde_yaml_ng::from_str(text).unwrap();
+        let constraints = value["spec"]["matchConstraints"].clone();
+        let Ok(constraints) = serde_json::from_value(constraints) else {
+            continue;
+        };
+        let kinds = kinds::kinds_to_check(&constraints);
+        if !kinds.is_empty() {
+            typed.push(*name);
+        }
+    }
+    assert!(typed.len() >= 3, "{typed:?}");
 }

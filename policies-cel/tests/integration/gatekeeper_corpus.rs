@@ -175,3 +175,41 @@ fn every_gatekeeper_library_case_gets_cel_gos_verdict() {
         failures.join("\n")
     );
 }
+
+/// The corpus' policies, each matched exactly to the built-in kind of its case's object (`pods`,
+/// `namespaces`) so that `lint` checks every expression against that kind's schema, as
+/// kube-apiserver's type check would: no `schema-field` warning on these correct policies.
+#[test]
+fn no_gatekeeper_library_policy_gets_a_schema_field_warning() {
+    let Some(path) = corpus() else {
+        eprintln!("SKIPPED: ../shared/corpora/gatekeeper-library is not beside the repository");
+        return;
+    };
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut linter = policies_cel::lint::Linter::new();
+    let mut typed = 0;
+    for case in text.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Json = serde_json::from_str(case).unwrap();
+        let resource = match case["object"]["kind"].as_str() {
+            Some("Pod") => "pods",
+            Some("Namespace") => "namespaces",
+            _ => continue,
+        };
+        let mut document = policy_document(&case);
+        document["spec"]["matchConstraints"]["resourceRules"] = json!([{
+            "apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": [resource]
+        }]);
+        let id = case["id"].as_str().unwrap_or("?");
+        linter.add_str(&format!("{id}.json"), &document.to_string());
+        typed += 1;
+    }
+    let report = linter.run(&policies_cel::lint::NoCatalog);
+    let warned: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.code == policies_cel::lint::Code::SchemaField)
+        .map(|f| format!("{f}"))
+        .collect();
+    assert_eq!(typed, 131);
+    assert!(warned.is_empty(), "{}", warned.join("\n"));
+}

@@ -6,6 +6,7 @@ mod decision;
 mod escape;
 mod json_text;
 mod json_without;
+mod match_memo;
 mod matching;
 mod outline;
 mod params;
@@ -92,6 +93,7 @@ pub fn evaluate_in(
         target: OnceCell::new(),
         authorizer: OnceCell::new(),
         history: &history,
+        match_memo: match_memo::MatchMemo::default(),
     };
     let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
     let estimate = || {
@@ -156,6 +158,8 @@ struct Context<'a> {
     target: OnceCell<Option<&'a Object>>,
     /// The ledger as this request sees it (the `history` library).
     history: &'a RequestHistory<'a>,
+    /// matchCondition answers shared by the policies judging this request.
+    match_memo: match_memo::MatchMemo,
 }
 
 impl Context<'_> {
@@ -279,12 +283,16 @@ fn judge<'a>(
             return policy_error(verdict, pair, message, ignored);
         }
     }
-    let param_objects: Vec<Value> = match params::choose(context.set, policy, binding, context.namespace) {
-        ParamChoice::None => vec![Value::Null],
-        ParamChoice::Objects(values) => values.into_iter().cloned().collect(),
-        ParamChoice::Skip => return Outcome::NotMatched,
-        ParamChoice::NotFound(message) => return policy_error(verdict, pair, message, false),
-    };
+    let param_objects: Vec<(usize, Value)> =
+        match params::choose(context.set, policy, binding, context.namespace) {
+            ParamChoice::None => vec![(match_memo::params_key(None), Value::Null)],
+            ParamChoice::Objects(values) => values
+                .into_iter()
+                .map(|v| (match_memo::params_key(Some(v)), v.clone()))
+                .collect(),
+            ParamChoice::Skip => return Outcome::NotMatched,
+            ParamChoice::NotFound(message) => return policy_error(verdict, pair, message, false),
+        };
     let mut failed = Vec::new();
     let mut skipped = None;
     let mut errors = Vec::new();
@@ -303,10 +311,12 @@ fn judge<'a>(
             .get_or_init(|| context.input.namespace_json().map_or(Value::Null, from_json))
             .clone()
     };
-    for params in param_objects {
+    for (params_key, params) in param_objects {
         let input = RunInput {
             request: context.request,
             params,
+            params_key,
+            match_memo: &context.match_memo,
             namespace_object: &namespace_object,
             authorizer: &|| context.authorizer(),
             options: &context.set.options,

@@ -4,6 +4,7 @@
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
 use crate::cluster::ClusterView;
 use crate::eval::Request;
+use crate::eval::match_memo::MatchMemo;
 use crate::history::RequestHistory;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
 
@@ -33,6 +34,10 @@ pub(crate) struct RunInput<'a> {
     /// `object`, `oldObject` and `request`.
     pub request: &'a Request,
     pub params: Value,
+    /// Which params object `params` is (`match_memo::params_key`).
+    pub params_key: usize,
+    /// matchCondition answers already computed for this request.
+    pub match_memo: &'a MatchMemo,
     /// Computes (once per request) `namespaceObject`.
     pub namespace_object: &'a dyn Fn() -> Value,
     /// Computes (once per request) `authorizer`.
@@ -88,7 +93,23 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
 
     let mut condition_error = None;
     for condition in &policy.match_conditions {
-        match eval(&condition.program) {
+        let program = &condition.program;
+        // A matchCondition reads no composited variable: its answer is the request's.
+        let shared = program.variables_used().is_empty();
+        let answer = match shared
+            .then(|| input.match_memo.get(&program.source, input.params_key))
+            .flatten()
+        {
+            Some(known) => Ok(Value::Bool(known)),
+            None => {
+                let answer = eval(program);
+                if shared && let Ok(Value::Bool(known)) = answer {
+                    input.match_memo.put(&program.source, input.params_key, known);
+                }
+                answer
+            }
+        };
+        match answer {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => {
                 return RunResult {

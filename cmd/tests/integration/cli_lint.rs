@@ -98,14 +98,19 @@ fn json_lists_every_finding_with_its_position() {
         ],
         "a typo of a matched kind's field; nothing for the policy matched through a wildcard"
     );
+    assert_eq!(
+        positions(&document, "testdata/lint/findings/crd-field.yaml"),
+        [("schema-field".to_owned(), 60, 40)],
+        "the CRD beside the policy is read, not an unknown kind; only its typo is reported"
+    );
     let first = &document["findings"][1];
     assert_eq!(first["severity"], "error");
     assert_eq!(first["field"], "spec.matchConditions[0].expression");
     assert!(first.get("source_line").is_none());
     let summary = &document["summary"];
     assert_eq!(summary["errors"], 17);
-    assert_eq!(summary["warnings"], 10);
-    assert_eq!(summary["policies"], 10);
+    assert_eq!(summary["warnings"], 11);
+    assert_eq!(summary["policies"], 11);
 }
 
 #[test]
@@ -154,6 +159,70 @@ fn errors_that_load_exit_1_and_unreadable_paths_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("cannot read `testdata/lint/no-such-dir`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn crds_given_apart_type_their_custom_resources() {
+    let policy = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: p\nspec:\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"example.com\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\"]\n      resources: [\"backups\"]\n  validations:\n  - expression: \"object.spec.retention.dyas <= 30 && has(object.spec.options.level) && object.status.lastRun != ''\"\n";
+    let out = suture()
+        .args(["lint", "-f", "-", "--strict"])
+        .write_stdin(policy)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "without the CRD, object is dyn: {}",
+        stdout(&out)
+    );
+    for crds in ["testdata/lint/crds", "testdata/lint/crds/backups.yaml"] {
+        let out = suture()
+            .args(["lint", "-f", "-", "--crds", crds, "-o", "json"])
+            .write_stdin(policy)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let document = json(&out);
+        let found: Vec<_> = document["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["line"].as_u64().unwrap(),
+                    f["column"].as_u64().unwrap(),
+                    f["message"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [(
+                13,
+                40,
+                "undefined field 'dyas' (Backup example.com/v1)".to_owned()
+            )]
+        );
+    }
+    // A path with no CRD, and a broken CRD, are usage errors naming the file (and line).
+    let out = lint(&["testdata/lint/clean", "--crds", "testdata/lint/clean"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("holds no CustomResourceDefinition"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = temp_files(&[(
+        "crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x}\nspec:\n  group: example.com\n  names: {kind: X}\n",
+    )]);
+    let out = lint(&["testdata/lint/clean", "--crds", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("crd.yaml:6: CustomResourceDefinition `x`: spec.names.plural is required"),
         "{}",
         stderr(&out)
     );

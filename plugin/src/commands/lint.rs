@@ -1,6 +1,8 @@
 //! `kubectl suture lint`: everything wrong with policy files that can be seen without a request —
 //! every compile error, unknown fields, matches that can never select a request, conditions and
-//! validations decided in advance, costly expressions — with file:line:column and a caret.
+//! validations decided in advance, costly expressions, fields the schema of a matched built-in
+//! kind or custom resource (`--crds`, or CRDs among the files) does not declare — with
+//! file:line:column and a caret.
 
 use std::path::PathBuf;
 
@@ -34,6 +36,12 @@ pub struct LintArgs {
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
 
+    /// CustomResourceDefinitions (files or directories of YAML/JSON, `kubectl get crd -o yaml`
+    /// Lists included): fields of their custom resources are checked against their schemas
+    /// (repeatable; CRDs among the linted files are read too)
+    #[arg(long = "crds", value_name = "PATH")]
+    pub crds: Vec<PathBuf>,
+
     /// Output format: text, json or yaml
     #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml"]))]
     pub output: Output,
@@ -47,7 +55,7 @@ const HELP: &str = "\
 Findings have a severity and a stable code: compile-error, yaml-syntax, invalid-field,
 unknown-kind, duplicate-name, message-type, result-type (the policies do not load: exit 3),
 unknown-field, unreachable-match, unbound-policy, never-true, always-true, cost,
-deprecated-api-version, suture-extension. docs/commands.md describes each.
+deprecated-api-version, suture-extension, schema-field. docs/commands.md describes each.
 
 Examples:
   # Lint every policy under policies/
@@ -58,6 +66,10 @@ Examples:
 
   # In CI: warnings fail too
   kubectl suture lint policies/ --params params/ --strict
+
+  # Check the fields of custom resources against the cluster's CRDs
+  kubectl get crd -o yaml > crds.yaml
+  kubectl suture lint policies/ --crds crds.yaml
 
   # The built-in pack
   kubectl suture lint builtin
@@ -103,6 +115,9 @@ fn lint(args: &LintArgs) -> Result<LintReport, Failure> {
     for path in &args.params {
         linter.add_params_path(path).map_err(Failure::usage)?;
     }
+    for path in &args.crds {
+        linter.add_crds_path(path).map_err(Failure::usage)?;
+    }
     Ok(linter.run(&KnownResources))
 }
 
@@ -141,6 +156,10 @@ mod tests {
             "-",
             "--params",
             "p.yaml",
+            "--crds",
+            "crds/",
+            "--crds",
+            "crd.yaml",
             "--strict",
             "-o",
             "json",
@@ -158,6 +177,7 @@ mod tests {
         );
         assert_eq!(args.filenames, [PathBuf::from("-")]);
         assert_eq!(args.params, [PathBuf::from("p.yaml")]);
+        assert_eq!(args.crds, [PathBuf::from("crds/"), PathBuf::from("crd.yaml")]);
         assert!(args.strict);
         assert_eq!(args.output, Output::Json);
         assert!(crate::Cli::try_parse_args(["kubectl-suture", "lint", "-o", "junit"]).is_err());

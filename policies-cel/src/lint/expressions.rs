@@ -1,16 +1,17 @@
 //! The expressions of each policy, judged one by one: conditions and validations decided before
-//! any request is seen, estimated cost, and fields the schema of a matched built-in kind does
-//! not declare ([`crate::lint::fields`]). (Types, messageExpressions' included, are the type
+//! any request is seen, estimated cost, and fields the schema of a matched kind (built in, or a
+//! custom resource of a known CRD) does not declare ([`crate::lint::fields`]). (Types, messageExpressions' included, are the type
 //! checker's: the loader reports them.)
 
 use crate::policy::path::FieldPath;
 
 use crate::cel::parsed::Parsed;
 use crate::lint::cost::costly;
+use crate::lint::crds::Crds;
 use crate::lint::fields::undefined;
 use crate::lint::finding::{Code, Severity};
 use crate::lint::fold::truth;
-use crate::lint::kinds::{BuiltinKind, kinds_to_check};
+use crate::lint::kinds::{KnownKind, kinds_to_check};
 use crate::lint::objects::{Object, ObjectKind};
 use crate::lint::schema::At;
 use crate::lint::sink::{Says, Sink};
@@ -39,7 +40,8 @@ struct Site {
 }
 
 /// Judges every expression of the policies among `objects`; returns how many were looked at.
-pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object]) -> usize {
+/// `crds` are the custom resources whose schema is known.
+pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object], crds: &Crds) -> usize {
     let mut count = 0;
     for object in objects {
         if !matches!(
@@ -48,7 +50,7 @@ pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object]) -> usize {
         ) {
             continue;
         }
-        let kinds = matched_kinds(object);
+        let kinds = matched_kinds(object, crds);
         for site in sites(object) {
             count += 1;
             if let Some(parsed) = Parsed::new(&site.source) {
@@ -59,13 +61,13 @@ pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object]) -> usize {
     count
 }
 
-/// The built-in kinds the policy's `matchConstraints` names (none when it cannot be read).
-fn matched_kinds(object: &Object) -> Vec<&'static BuiltinKind> {
+/// The known kinds the policy's `matchConstraints` names (none when it cannot be read).
+fn matched_kinds(object: &Object, crds: &Crds) -> Vec<KnownKind> {
     let at = FieldPath::root().key("spec").key("matchConstraints");
     object
         .get(&at)
         .and_then(|constraints| serde_json::from_value(constraints.clone()).ok())
-        .map(|constraints| kinds_to_check(&constraints))
+        .map(|constraints| kinds_to_check(&constraints, crds))
         .unwrap_or_default()
 }
 
@@ -123,7 +125,7 @@ fn sites(object: &Object) -> Vec<Site> {
     out
 }
 
-fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed, kinds: &[&'static BuiltinKind]) {
+fn judge(sink: &mut Sink<'_>, object: &Object, site: &Site, parsed: &Parsed, kinds: &[KnownKind]) {
     let line = object.line_of(&site.rel);
     let key = match site.rel.0.last() {
         Some(crate::policy::path::Seg::Key(key)) => key.clone(),

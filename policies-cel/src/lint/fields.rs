@@ -34,7 +34,7 @@ const TWO_VARIABLE: [&str; 6] = [
 ];
 
 /// Every undefined field `root` selects, with `object` and `oldObject` typed by `schema`.
-pub(crate) fn undefined(root: &IdedExpr, schema: At<'static>) -> Vec<Undefined> {
+pub(crate) fn undefined(root: &IdedExpr, schema: At<'_>) -> Vec<Undefined> {
     let mut walk = Walk {
         scope: vec![("object", Some(schema)), ("oldObject", Some(schema))],
         found: Vec::new(),
@@ -43,15 +43,15 @@ pub(crate) fn undefined(root: &IdedExpr, schema: At<'static>) -> Vec<Undefined> 
     walk.found
 }
 
-struct Walk<'e> {
+struct Walk<'e, 's> {
     /// The names in scope, innermost last, with their schema when it is known.
-    scope: Vec<(&'e str, Option<At<'static>>)>,
+    scope: Vec<(&'e str, Option<At<'s>>)>,
     found: Vec<Undefined>,
 }
 
-impl<'e> Walk<'e> {
+impl<'e, 's> Walk<'e, 's> {
     /// Visits `node` and its sub-expressions; returns `node`'s schema when it is known.
-    fn visit(&mut self, node: &'e IdedExpr) -> Option<At<'static>> {
+    fn visit(&mut self, node: &'e IdedExpr) -> Option<At<'s>> {
         match &node.expr {
             Expr::Ident(name) => self
                 .scope
@@ -127,14 +127,14 @@ impl<'e> Walk<'e> {
     }
 
     /// Runs `body` with `names` in scope.
-    fn within(&mut self, names: &[(&'e str, Option<At<'static>>)], body: impl FnOnce(&mut Self)) {
+    fn within(&mut self, names: &[(&'e str, Option<At<'s>>)], body: impl FnOnce(&mut Self)) {
         let depth = self.scope.len();
         self.scope.extend_from_slice(names);
         body(self);
         self.scope.truncate(depth);
     }
 
-    fn select(&mut self, id: u64, operand: At<'static>, field: &str) -> Option<At<'static>> {
+    fn select(&mut self, id: u64, operand: At<'s>, field: &str) -> Option<At<'s>> {
         match operand.field(field) {
             Field::Found(at) => Some(at),
             Field::Unknown => None,
@@ -153,7 +153,7 @@ impl<'e> Walk<'e> {
 mod tests {
     use super::*;
     use crate::cel::parsed::Parsed;
-    use crate::lint::kinds::BuiltinKind;
+    use crate::lint::builtin::BuiltinKind;
 
     fn undefined_in(source: &str, group: &str, resource: &str) -> Vec<String> {
         let parsed = Parsed::new(source).unwrap();

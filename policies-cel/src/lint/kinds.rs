@@ -1,6 +1,7 @@
-//! The built-in kinds whose schema the lint knows (through k8s-openapi), and which of them a
-//! policy's `matchConstraints` names, as kube-apiserver's ValidatingAdmissionPolicy type check
-//! picks them.
+//! The kinds whose schema the lint knows — built-in ones ([`builtin`](crate::lint::builtin))
+//! and custom resources of the CRDs it was given ([`crds`](crate::lint::crds)) — and which of
+//! them a policy's `matchConstraints` names, as kube-apiserver's ValidatingAdmissionPolicy type
+//! check picks them.
 //!
 //! Kubernetes' behaviour, followed here (`admission/plugin/policy/validating/typechecking.go`,
 //! `typesToCheck`): for each rule of `matchConstraints.resourceRules`, a rule with a wildcard
@@ -11,108 +12,76 @@
 //! what fails is reported as a *warning* (`status.typeChecking.expressionWarnings`): the policy
 //! is created all the same. A policy with no known kind has `object` typed `dyn`: no warning.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::MatchResources;
-use schemars::JsonSchema;
 use serde_json::Value;
 
-use k8s_openapi::api::{apps, batch, core, networking, policy, rbac, storage};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use crate::lint::builtin::BuiltinKind;
+use crate::lint::crds::{Crds, CustomKind};
 
 /// kube-apiserver checks at most this many kinds per policy (`maxTypesToCheck`).
 const MAX_KINDS: usize = 10;
 
-/// A built-in kind: the resource serving it and its schema.
-#[derive(Debug)]
-pub(crate) struct BuiltinKind {
-    pub(crate) group: &'static str,
-    pub(crate) version: &'static str,
-    pub(crate) resource: &'static str,
-    pub(crate) kind: &'static str,
-    generate: fn() -> Value,
+/// A kind whose schema is known: built in (its schema generated once and shared), or served by
+/// a CustomResourceDefinition (its version's `openAPIV3Schema`).
+#[derive(Debug, Clone)]
+pub(crate) enum KnownKind {
+    Builtin(&'static BuiltinKind),
+    Custom(Arc<CustomKind>),
 }
 
-fn schema_of<T: JsonSchema>() -> Value {
-    schemars::schema_for!(T).into()
-}
-
-macro_rules! kinds {
-    ($($group:literal $version:literal $resource:literal => $kind:literal $ty:ty,)*) => {
-        const KINDS: &[BuiltinKind] = &[$(BuiltinKind {
-            group: $group,
-            version: $version,
-            resource: $resource,
-            kind: $kind,
-            generate: schema_of::<$ty>,
-        },)*];
-    };
-}
-
-kinds! {
-    "" "v1" "pods" => "Pod" core::v1::Pod,
-    "" "v1" "services" => "Service" core::v1::Service,
-    "" "v1" "configmaps" => "ConfigMap" core::v1::ConfigMap,
-    "" "v1" "secrets" => "Secret" core::v1::Secret,
-    "" "v1" "namespaces" => "Namespace" core::v1::Namespace,
-    "" "v1" "nodes" => "Node" core::v1::Node,
-    "" "v1" "persistentvolumes" => "PersistentVolume" core::v1::PersistentVolume,
-    "" "v1" "persistentvolumeclaims" => "PersistentVolumeClaim" core::v1::PersistentVolumeClaim,
-    "" "v1" "serviceaccounts" => "ServiceAccount" core::v1::ServiceAccount,
-    "" "v1" "replicationcontrollers" => "ReplicationController" core::v1::ReplicationController,
-    "" "v1" "resourcequotas" => "ResourceQuota" core::v1::ResourceQuota,
-    "" "v1" "limitranges" => "LimitRange" core::v1::LimitRange,
-    "apps" "v1" "deployments" => "Deployment" apps::v1::Deployment,
-    "apps" "v1" "statefulsets" => "StatefulSet" apps::v1::StatefulSet,
-    "apps" "v1" "daemonsets" => "DaemonSet" apps::v1::DaemonSet,
-    "apps" "v1" "replicasets" => "ReplicaSet" apps::v1::ReplicaSet,
-    "batch" "v1" "jobs" => "Job" batch::v1::Job,
-    "batch" "v1" "cronjobs" => "CronJob" batch::v1::CronJob,
-    "policy" "v1" "poddisruptionbudgets" => "PodDisruptionBudget" policy::v1::PodDisruptionBudget,
-    "networking.k8s.io" "v1" "ingresses" => "Ingress" networking::v1::Ingress,
-    "networking.k8s.io" "v1" "networkpolicies" => "NetworkPolicy" networking::v1::NetworkPolicy,
-    "rbac.authorization.k8s.io" "v1" "roles" => "Role" rbac::v1::Role,
-    "rbac.authorization.k8s.io" "v1" "clusterroles" => "ClusterRole" rbac::v1::ClusterRole,
-    "rbac.authorization.k8s.io" "v1" "rolebindings" => "RoleBinding" rbac::v1::RoleBinding,
-    "rbac.authorization.k8s.io" "v1" "clusterrolebindings" => "ClusterRoleBinding" rbac::v1::ClusterRoleBinding,
-    "storage.k8s.io" "v1" "storageclasses" => "StorageClass" storage::v1::StorageClass,
-    "apiextensions.k8s.io" "v1" "customresourcedefinitions" => "CustomResourceDefinition" CustomResourceDefinition,
-}
-
-/// Each kind's schema, generated on first use.
-static SCHEMAS: [OnceLock<Value>; KINDS.len()] = [const { OnceLock::new() }; KINDS.len()];
-
-impl BuiltinKind {
-    /// The kind served as `resource` by `group`/`version`, if it is one the lint knows.
-    pub(crate) fn find(group: &str, version: &str, resource: &str) -> Option<&'static Self> {
-        KINDS
-            .iter()
-            .find(|k| k.group == group && k.version == version && k.resource == resource)
+impl KnownKind {
+    /// The kind served as `resource` by `group`/`version`: a built-in one first, then a CRD's.
+    pub(crate) fn find(crds: &Crds, group: &str, version: &str, resource: &str) -> Option<Self> {
+        BuiltinKind::find(group, version, resource)
+            .map(KnownKind::Builtin)
+            .or_else(|| crds.find(group, version, resource).map(KnownKind::Custom))
     }
 
-    /// The kind's schema (generated once, then kept).
-    pub(crate) fn schema(&'static self) -> &'static Value {
-        let index = KINDS
-            .iter()
-            .position(|k| std::ptr::eq(k, self))
-            .unwrap_or_default();
-        SCHEMAS[index].get_or_init(self.generate)
+    /// The kind's schema.
+    pub(crate) fn schema(&self) -> &Value {
+        match self {
+            KnownKind::Builtin(kind) => kind.schema(),
+            KnownKind::Custom(kind) => &kind.schema,
+        }
     }
 
-    /// `Deployment apps/v1`, `Pod v1`: how findings name the kind.
+    /// The kind's name (`Deployment`, `Backup`).
+    pub(crate) fn kind(&self) -> &str {
+        match self {
+            KnownKind::Builtin(kind) => kind.kind,
+            KnownKind::Custom(kind) => &kind.kind,
+        }
+    }
+
+    /// `Deployment apps/v1`, `Pod v1`, `Backup example.com/v1`: how findings name the kind.
     pub(crate) fn describe(&self) -> String {
-        if self.group.is_empty() {
-            format!("{} {}", self.kind, self.version)
+        let (group, version) = match self {
+            KnownKind::Builtin(kind) => (kind.group, kind.version),
+            KnownKind::Custom(kind) => (kind.group.as_str(), kind.version.as_str()),
+        };
+        if group.is_empty() {
+            format!("{} {version}", self.kind())
         } else {
-            format!("{} {}/{}", self.kind, self.group, self.version)
+            format!("{} {group}/{version}", self.kind())
+        }
+    }
+
+    /// The same kind (one resource may be named twice by the rules).
+    fn same(&self, other: &Self) -> bool {
+        match (self, other) {
+            (KnownKind::Builtin(a), KnownKind::Builtin(b)) => std::ptr::eq(*a, *b),
+            (KnownKind::Custom(a), KnownKind::Custom(b)) => Arc::ptr_eq(a, b),
+            _ => false,
         }
     }
 }
 
 /// The known kinds `matchConstraints` selects, in kube-apiserver's order (see the module
 /// header); empty when `object` is to be typed `dyn`.
-pub(crate) fn kinds_to_check(constraints: &MatchResources) -> Vec<&'static BuiltinKind> {
-    let mut out: Vec<&'static BuiltinKind> = Vec::new();
+pub(crate) fn kinds_to_check(constraints: &MatchResources, crds: &Crds) -> Vec<KnownKind> {
+    let mut out: Vec<KnownKind> = Vec::new();
     let mut count = 0;
     for rule in constraints.resource_rules.iter().flatten() {
         let all = |list: &Option<Vec<String>>| list.clone().unwrap_or_default();
@@ -130,11 +99,11 @@ pub(crate) fn kinds_to_check(constraints: &MatchResources) -> Vec<&'static Built
         for group in &groups {
             for version in &versions {
                 for resource in &resources {
-                    let Some(kind) = BuiltinKind::find(group, version, resource) else {
+                    let Some(kind) = KnownKind::find(crds, group, version, resource) else {
                         continue;
                     };
                     count += 1;
-                    if !out.iter().any(|k| std::ptr::eq(*k, kind)) {
+                    if !out.iter().any(|k| k.same(&kind)) {
                         out.push(kind);
                     }
                     if count == MAX_KINDS {
@@ -151,10 +120,13 @@ pub(crate) fn kinds_to_check(constraints: &MatchResources) -> Vec<&'static Built
 mod tests {
     use super::*;
 
-    fn kinds(rules: Value) -> Vec<&'static str> {
+    fn kinds(rules: Value, crds: &Crds) -> Vec<String> {
         let constraints: MatchResources =
             serde_json::from_value(serde_json::json!({ "resourceRules": rules })).unwrap();
-        kinds_to_check(&constraints).iter().map(|k| k.kind).collect()
+        kinds_to_check(&constraints, crds)
+            .iter()
+            .map(|k| k.kind().to_owned())
+            .collect()
     }
 
     #[test]
@@ -164,7 +136,10 @@ mod tests {
              "resources": ["statefulsets", "deployments", "deployments/scale", "widgets"]},
             {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": ["pods", "*"]},
         ]);
-        assert_eq!(kinds(rules), ["Deployment", "StatefulSet", "Pod"]);
+        assert_eq!(
+            kinds(rules, &Crds::default()),
+            ["Deployment", "StatefulSet", "Pod"]
+        );
     }
 
     #[test]
@@ -175,14 +150,31 @@ mod tests {
             {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"], "resources": ["*", "pods/status"]},
             {"apiGroups": ["apps"], "apiVersions": ["v1beta1"], "operations": ["*"], "resources": ["deployments"]},
         ]);
-        assert!(kinds(rules).is_empty());
+        assert!(kinds(rules, &Crds::default()).is_empty());
     }
 
     #[test]
-    fn every_schema_generates_with_its_properties() {
-        for kind in KINDS {
-            let schema = kind.schema();
-            assert!(schema.pointer("/properties/metadata").is_some(), "{}", kind.kind);
-        }
+    fn custom_resources_are_named_by_their_crds() {
+        let crd = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com",
+                "names": {"plural": "widgets", "kind": "Widget"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                              "schema": {"openAPIV3Schema": {"type": "object"}}}],
+            },
+        });
+        let mut crds = Crds::default();
+        crds.add(crate::lint::crds::read(&crd).unwrap());
+        let rules = serde_json::json!([
+            {"apiGroups": ["example.com"], "apiVersions": ["v1", "v2"], "operations": ["*"],
+             "resources": ["widgets", "gadgets"]},
+            {"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["*"], "resources": ["widgets"]},
+        ]);
+        assert_eq!(kinds(rules.clone(), &crds), ["Widget"]);
+        assert!(kinds(rules, &Crds::default()).is_empty());
     }
 }

@@ -1,6 +1,6 @@
 //! The loader's verdict as findings: every error it collects (YAML syntax, invalid fields,
 //! unknown kinds, duplicates, every expression that does not compile, bindings of missing
-//! policies) and every warning (unknown fields, older apiVersions, Suture extensions in a
+//! policies; CRDs beside the policies are not unknown kinds) and every warning (unknown fields, older apiVersions, Suture extensions in a
 //! ValidatingAdmissionPolicy), each placed at its line and column.
 
 use crate::policy::context::{Warning, WarningKind};
@@ -53,6 +53,10 @@ fn report_error(sink: &mut Sink<'_>, error: LoadError) {
             source.field(at.line, last_key(&field)),
             Says::new(Severity::Error, Code::InvalidField, message).field(field),
         ),
+        // A CRD beside the policies is read for its schema (`crd_inputs`), not an unknown kind.
+        LoadError::UnknownKind {
+            api_version, kind, ..
+        } if crate::lint::crds::is_crd(&api_version, &kind) => return,
         LoadError::UnknownKind {
             at,
             api_version,

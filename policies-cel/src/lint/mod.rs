@@ -8,8 +8,10 @@
 //! per-expression limit ([`cost`]), and what the type checker refuses as kube-apiserver would
 //! (calls with no matching overload, mixed-type literals, a validation that is not a `bool`, a
 //! messageExpression that is not a `string`), and, as kube-apiserver's type check warns, fields
-//! of `object`/`oldObject` that the schema of a built-in kind the policy matches does not declare
-//! ([`kinds`], [`fields`]: warnings only, loading is unaffected). Pure and synchronous like the rest of the crate;
+//! of `object`/`oldObject` that the schema of a kind the policy matches does not declare — a
+//! built-in kind, or a custom resource of a CRD among the linted files or given apart
+//! ([`Linter::add_crds_path`]) — ([`kinds`], [`crds`], [`fields`]: warnings only, loading is
+//! unaffected). Pure and synchronous like the rest of the crate;
 //! reading files is the only I/O.
 //!
 //! ```
@@ -21,8 +23,11 @@
 //! assert_eq!((report.findings[0].line, report.findings[0].column), (6, 20));
 //! ```
 
+mod builtin;
 mod catalog;
 mod cost;
+mod crd_inputs;
+mod crds;
 mod expressions;
 mod fields;
 mod finding;
@@ -44,13 +49,26 @@ pub use finding::{Code, Finding, Severity};
 use sink::Sink;
 use source::SourceFile;
 
-/// A file or directory that could not be read.
+/// An input the lint cannot use.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read `{path}`")]
-pub struct LintError {
-    pub path: String,
-    #[source]
-    pub source: std::io::Error,
+pub enum LintError {
+    /// A file or directory that could not be read.
+    #[error("cannot read `{path}`")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A CRD file (`--crds`) that does not parse or holds a broken CustomResourceDefinition.
+    #[error("{file}:{line}: {message}")]
+    Crd {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// A CRD path (`--crds`) holding no CustomResourceDefinition.
+    #[error("`{path}` holds no CustomResourceDefinition (apiextensions.k8s.io/v1)")]
+    NoCrd { path: String },
 }
 
 /// The policy files to lint (and param objects they may refer to).
@@ -59,6 +77,8 @@ pub struct Linter {
     files: Vec<SourceFile>,
     /// Indexes of the files holding param objects (`--params`).
     params: Vec<usize>,
+    /// The custom resources of the CRDs given apart (`--crds`).
+    crds: crds::Crds,
 }
 
 /// What a lint run found.
@@ -118,6 +138,38 @@ impl Linter {
         Ok(())
     }
 
+    /// Adds the CustomResourceDefinitions of a file or directory (other objects are skipped):
+    /// policies matching their custom resources have `object` checked against their schemas.
+    /// CRDs among the linted files are read too, without this.
+    pub fn add_crds_path(&mut self, path: impl AsRef<Path>) -> Result<(), LintError> {
+        let mut count = 0;
+        for file in read_path(path.as_ref())? {
+            count += self.add_crds(&file.name, &file.text)?;
+        }
+        match count {
+            0 => Err(LintError::NoCrd {
+                path: path.as_ref().display().to_string(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds the CustomResourceDefinitions of a file's text (see [`Linter::add_crds_path`]).
+    pub fn add_crds_str(&mut self, name: &str, text: &str) -> Result<(), LintError> {
+        match self.add_crds(name, text)? {
+            0 => Err(LintError::NoCrd {
+                path: name.to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn add_crds(&mut self, name: &str, text: &str) -> Result<usize, LintError> {
+        let (crds, count) = crd_inputs::in_file(name, text)?;
+        self.crds.extend(&crds);
+        Ok(count)
+    }
+
     /// Lints everything added; `catalog` says which API groups serve which resources.
     pub fn run(&self, catalog: &dyn ResourceCatalog) -> LintReport {
         let mut sink = Sink::new(&self.files);
@@ -130,7 +182,9 @@ impl Linter {
         for object in &mut objects {
             object.file = policy_files[object.file];
         }
-        let expressions = expressions::check(&mut sink, &objects);
+        let mut crds = crd_inputs::in_objects(&mut sink, &objects);
+        crds.extend(&self.crds);
+        let expressions = expressions::check(&mut sink, &objects, &crds);
         matching::check(&mut sink, &objects, catalog);
         let count =
             |kinds: &[objects::ObjectKind]| objects.iter().filter(|o| kinds.contains(&o.kind())).count();
@@ -146,6 +200,7 @@ impl Linter {
                 .filter(|o| o.kind() != objects::ObjectKind::Other)
                 .filter(|o| self.files[o.file].name == finding.file && o.start_line() <= finding.line)
                 .max_by_key(|o| o.start_line())
+                .filter(|o| o.kind() != objects::ObjectKind::CustomResourceDefinition)
                 .and_then(|o| o.name().map(str::to_owned));
         }
         let file_order = |name: &str| self.files.iter().position(|f| f.name == name);
@@ -173,10 +228,13 @@ fn read_path(path: &Path) -> Result<Vec<SourceFile>, LintError> {
     crate::policy::read::files(path)
         .map(|file| match file {
             Ok((name, text)) => Ok(SourceFile::new(name, text)),
-            Err((path, source)) => Err(LintError { path, source }),
+            Err((path, source)) => Err(LintError::Read { path, source }),
         })
         .collect()
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod crd_tests;

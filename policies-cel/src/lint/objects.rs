@@ -31,6 +31,8 @@ pub(crate) enum ObjectKind {
     ValidatingAdmissionPolicy,
     Binding,
     SafetyPolicy,
+    /// A CustomResourceDefinition: read for the schema of its custom resources.
+    CustomResourceDefinition,
     Other,
 }
 
@@ -63,9 +65,13 @@ impl Object {
         self.value.pointer("/metadata/name").and_then(Value::as_str)
     }
 
-    /// A policy, a binding, or something else, as the loader reads it ([`read::read_as`]).
+    /// A policy, a binding, or something else, as the loader reads it ([`read::read_as`]); or
+    /// a CRD.
     pub(crate) fn kind(&self) -> ObjectKind {
         let text = |field: &str| self.value.get(field).and_then(Value::as_str).unwrap_or_default();
+        if crate::lint::crds::is_crd(text("apiVersion"), text("kind")) {
+            return ObjectKind::CustomResourceDefinition;
+        }
         match read::read_as(text("apiVersion"), text("kind")) {
             ReadAs::Policy { .. } => ObjectKind::ValidatingAdmissionPolicy,
             ReadAs::Binding { .. } => ObjectKind::Binding,

@@ -1,5 +1,6 @@
-//! The OpenAPI schema of a built-in kind, as `schemars` renders k8s-openapi's types (generated
-//! once, on first use, and kept), and the walk of a path of field names through it.
+//! The walk of a path of field names through a kind's JSON schema: a built-in kind's, as
+//! `schemars` renders k8s-openapi's types ([`crate::lint::builtin`]), or a CRD version's
+//! `openAPIV3Schema` ([`crate::lint::crds`]).
 //!
 //! What schemars emits for k8s-openapi types: the kind itself inline at the root, every other
 //! named type under `$defs` and reached by `{"$ref": "#/$defs/io.k8s...."}` (with a sibling
@@ -10,6 +11,12 @@
 //! (`anyOf` with `{"type": "null"}`, `"type": [..., "null"]`). Anything it cannot see into (a
 //! scalar, an int-or-string, a free-form object, a real union) stops the walk: nothing below it
 //! is judged.
+//!
+//! What CRD schemas add: `x-kubernetes-preserve-unknown-fields: true` (any field, nothing judged
+//! below), `x-kubernetes-int-or-string`, value-validation `anyOf`/`oneOf` beside the node's own
+//! `properties` (the node's properties are what is declared, as in a structural schema), and
+//! `x-kubernetes-embedded-resource` (an object whose `apiVersion`, `kind` and `metadata` are
+//! implicit).
 
 use serde_json::Value;
 
@@ -64,8 +71,13 @@ impl<'a> At<'a> {
                 node = self.root.pointer(reference.strip_prefix('#')?)?;
                 continue;
             }
+            // A structural schema declares its fields beside any value-validation union.
+            let declares = ["properties", "items", "additionalProperties"]
+                .iter()
+                .any(|key| node.get(key).is_some());
             let union = ["anyOf", "oneOf"]
                 .iter()
+                .filter(|_| !declares)
                 .find_map(|key| node.get(key).and_then(Value::as_array));
             if let Some(variants) = union {
                 let mut real = variants.iter().filter(|v| !is_null(v));
@@ -106,6 +118,9 @@ impl<'a> At<'a> {
     /// Selecting `name` (as written in CEL, possibly escaped as Kubernetes escapes property
     /// names: `__namespace__`, `__dash__`...).
     pub(crate) fn field(self, name: &str) -> Field<'a> {
+        if self.is_embedded() && ["apiVersion", "kind", "metadata"].contains(&name) {
+            return Field::Unknown;
+        }
         match self.shape() {
             Shape::Object(properties) => {
                 match properties.get(name).or_else(|| properties.get(&unescape(name))) {
@@ -116,6 +131,14 @@ impl<'a> At<'a> {
             Shape::Map(Some(values)) => Field::Found(self.at(values)),
             Shape::Map(None) | Shape::List(_) | Shape::Opaque => Field::Unknown,
         }
+    }
+
+    /// An object embedding a whole Kubernetes object (`x-kubernetes-embedded-resource`).
+    fn is_embedded(self) -> bool {
+        self.resolved()
+            .and_then(|node| node.get("x-kubernetes-embedded-resource"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// An element of a list or a value of a map (`x[i]`, `x[k]`).
@@ -194,7 +217,7 @@ fn unescape(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lint::kinds::BuiltinKind;
+    use crate::lint::builtin::BuiltinKind;
 
     fn kind(resource: &str) -> &'static Value {
         BuiltinKind::find("apps", "v1", resource)
@@ -306,6 +329,42 @@ mod tests {
         };
         assert!(matches!(b.items().unwrap().field("y"), Field::Undefined));
         assert!(matches!(walk(&document, &["u", "y"]), Field::Unknown));
+    }
+
+    #[test]
+    fn crd_forms() {
+        let document = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "anyOf": [{"required": ["a"]}, {"required": ["b"]}],
+                    "properties": {
+                        "a": {"type": "string"},
+                        "b": {"type": "string"},
+                        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "port": {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": true},
+                        "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                                     "properties": {"spec": {"type": "object"}}},
+                    },
+                },
+            },
+        });
+        assert!(matches!(walk(&document, &["spec", "a"]), Field::Found(_)));
+        assert!(matches!(walk(&document, &["spec", "c"]), Field::Undefined));
+        assert!(matches!(
+            walk(&document, &["spec", "free", "x", "y"]),
+            Field::Unknown
+        ));
+        assert!(matches!(walk(&document, &["spec", "port", "x"]), Field::Unknown));
+        assert!(matches!(
+            walk(&document, &["spec", "template", "metadata", "name"]),
+            Field::Unknown
+        ));
+        assert!(matches!(
+            walk(&document, &["spec", "template", "sepc"]),
+            Field::Undefined
+        ));
     }
 
     impl<'a> Field<'a> {

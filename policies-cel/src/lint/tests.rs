@@ -366,7 +366,7 @@ fn the_builtin_pack_is_checked_against_the_kinds_it_names() {
         let Ok(constraints) = serde_json::from_value(constraints) else {
             continue;
         };
-        let kinds = kinds::kinds_to_check(&constraints);
+        let kinds = kinds::kinds_to_check(&constraints, &crds::Crds::default());
         if !kinds.is_empty() {
             typed.push(*name);
         }

@@ -19,6 +19,7 @@ mod cli_replay;
 mod cli_test;
 mod cli_version;
 mod cli_whatif;
+mod fuzz_regressions;
 mod gateway_binary;
 mod krew_manifest;
 mod pack_suites;

@@ -6,6 +6,7 @@ mod decision;
 mod escape;
 mod json_text;
 mod json_without;
+mod lax_json;
 mod match_memo;
 mod matching;
 mod outline;

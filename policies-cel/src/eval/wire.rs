@@ -79,7 +79,8 @@ impl WireObject {
     }
 
     /// The object as a JSON tree, parsed on first read. The text was read as valid JSON when
-    /// the review was, so parsing it again cannot fail.
+    /// the review was, and held nothing a parse refuses (`lax_json`), so parsing it again cannot
+    /// fail.
     pub fn json(&self) -> Option<&Json> {
         self.tree
             .get_or_init(|| {

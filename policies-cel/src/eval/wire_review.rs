@@ -5,7 +5,8 @@
 //! the objects' trees when something reads them.
 //!
 //! Anything unusual (an extra top-level field, an object that is neither a JSON object nor null,
-//! a malformed or repeated field, nesting beyond serde_json's limit) gives `None`: the caller
+//! a malformed or repeated field, nesting beyond serde_json's limit, text a raw value's validation
+//! lets through but a parse refuses: [`lax_json`](super::lax_json)) gives `None`: the caller
 //! takes the typed reading ([`Request::from_review`]), whose result or error is the reference.
 //! The objects' own fields are not typed here: kube-apiserver validated the objects before
 //! calling the webhook (typing `metadata` alone cost a third of the reading).
@@ -39,6 +40,10 @@ impl WireReview {
     /// Reads an `admission.k8s.io/v1` AdmissionReview with a request from its JSON text;
     /// `None` when it is anything but the usual, valid shape.
     pub fn read(text: &[u8]) -> Option<Self> {
+        // The text kept (objects, fields) is parsed later, and must parse then.
+        if crate::eval::lax_json::beyond_raw_validation(text) {
+            return None;
+        }
         let envelope: Envelope<'_> = serde_json::from_slice(text).ok()?;
         if envelope.api_version != "admission.k8s.io/v1" || envelope.kind != "AdmissionReview" {
             return None;

@@ -12,6 +12,8 @@ mod cel_language;
 mod cel_parity;
 mod escape_hatch;
 mod evaluate;
+mod fuzz_differential;
+mod fuzz_regressions;
 mod gatekeeper_corpus;
 mod history;
 mod impact_cluster_changes;

@@ -1,0 +1,51 @@
+//! Fuzz harness of the policy loader and the lint, the readers of the policy files users write:
+//! the input is one file (YAML, or JSON when it starts with `{`) read as policies
+//! (ValidatingAdmissionPolicy, Binding, SafetyPolicy, `kind: List`, several documents) by
+//! `Loader::add_str`, as params of a policy that takes ConfigMap params by
+//! `Loader::add_params_str`, and linted by `Linter`. A set that loads is judged on recorded
+//! requests against a small model. Properties: nothing panics, and every error has a message.
+
+use policies_cel::evaluate;
+use policies_cel::lint::{Linter, NoCatalog};
+use policies_cel::policy::Loader;
+
+use super::fixtures;
+
+/// A policy with `paramKind: ConfigMap`, bound to a param object by name.
+const TAKES_PARAMS: &str = include_str!("../../testdata/suites/replicas-limit/policies.yaml");
+
+/// Runs one input; panics when a reader panics.
+pub fn run(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let name = if text.trim_start().starts_with('{') {
+        "fuzz.json"
+    } else {
+        "fuzz.yaml"
+    };
+    judge(Loader::new().add_str(name, &text));
+    judge(
+        Loader::new()
+            .add_str("policies.yaml", TAKES_PARAMS)
+            .and_then(|loader| loader.add_params_str(name, &text)),
+    );
+    let mut linter = Linter::new();
+    linter.add_str(name, &text);
+    let report = linter.run(&NoCatalog);
+    let _ = format!("{report:?}");
+}
+
+/// Finishes a load and judges the recorded requests with what loaded.
+fn judge(loaded: Result<Loader, policies_cel::LoadError>) {
+    match loaded.and_then(Loader::finish_with_warnings) {
+        Ok((set, _warnings)) => {
+            for request in fixtures::requests() {
+                let decision = evaluate(&set, request, fixtures::model());
+                assert!(
+                    decision.allowed == decision.denials.is_empty(),
+                    "denied without a denial, or allowed with one"
+                );
+            }
+        }
+        Err(error) => assert!(!error.to_string().is_empty(), "a load error without a message"),
+    }
+}

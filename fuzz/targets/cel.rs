@@ -1,0 +1,15 @@
+//! AFL++ target: CEL parse, type-check, compile and evaluation under the cost budget. The harness (what is run and which properties are checked) is
+//! `fuzz/harness/cel.rs`, which the `fuzz_regressions` tests include too.
+
+#[path = "../harness/cel.rs"]
+mod cel;
+#[path = "../harness/fixtures.rs"]
+#[allow(dead_code)]
+mod fixtures;
+
+fn main() {
+    fixtures::warm();
+    afl::fuzz!(|data: &[u8]| {
+        cel::run(data);
+    });
+}

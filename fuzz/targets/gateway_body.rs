@@ -1,0 +1,15 @@
+//! AFL++ target: the gateway's own body path, `suture_gateway::admission::parse::parse`, then the pack's judgement. The harness (what is run and which properties are checked) is
+//! `fuzz/harness/gateway_body.rs`, which the `fuzz_regressions` tests include too.
+
+#[path = "../harness/fixtures.rs"]
+#[allow(dead_code)]
+mod fixtures;
+#[path = "../harness/gateway_body.rs"]
+mod gateway_body;
+
+fn main() {
+    fixtures::warm();
+    afl::fuzz!(|data: &[u8]| {
+        gateway_body::run(data);
+    });
+}

@@ -1,0 +1,15 @@
+//! AFL++ target: the policy loader (policies and params, YAML and JSON) and the lint. The harness (what is run and which properties are checked) is
+//! `fuzz/harness/policy_loader.rs`, which the `fuzz_regressions` tests include too.
+
+#[path = "../harness/fixtures.rs"]
+#[allow(dead_code)]
+mod fixtures;
+#[path = "../harness/policy_loader.rs"]
+mod policy_loader;
+
+fn main() {
+    fixtures::warm();
+    afl::fuzz!(|data: &[u8]| {
+        policy_loader::run(data);
+    });
+}

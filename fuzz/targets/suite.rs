@@ -1,0 +1,15 @@
+//! AFL++ target: `kubectl suture test`'s suite reader. The harness (what is run and which properties are checked) is
+//! `fuzz/harness/suite.rs`, which the `fuzz_regressions` tests include too.
+
+#[path = "../harness/fixtures.rs"]
+#[allow(dead_code)]
+mod fixtures;
+#[path = "../harness/suite.rs"]
+mod suite;
+
+fn main() {
+    fixtures::warm();
+    afl::fuzz!(|data: &[u8]| {
+        suite::run(data);
+    });
+}

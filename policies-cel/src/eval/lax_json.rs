@@ -1,0 +1,87 @@
+//! What a raw value's validation lets through that a parse refuses. serde_json checks the syntax
+//! of a [`RawValue`](serde_json::value::RawValue) without decoding it: an escaped UTF-16
+//! surrogate that is not half of a pair (`"\uDC00"`) and a number beyond `f64` (`1e400`, or 400
+//! digits) pass, and fail only when the text is parsed. The one-pass review reader keeps text for
+//! later parsing and promises that it will parse, so it leaves a body that may hold either to the
+//! typed reading, whose error names the fault.
+
+use memchr::memmem;
+
+/// The fewest digits in a row that can overflow `f64` (`f64::MAX` is about 1.8e308).
+const OVERFLOWING_DIGITS: usize = 309;
+
+/// Whether `text` may hold an escaped surrogate or a number beyond `f64`. Looked for in the bytes
+/// alone, strings included, so it over-approximates (a valid surrogate pair, `"1e100"` inside a
+/// string): a body it flags is only read the slower, typed way.
+pub(crate) fn beyond_raw_validation(text: &[u8]) -> bool {
+    escaped_surrogate(text) || large_exponent(text) || long_digit_run(text)
+}
+
+/// `\uD800` to `\uDFFF`, in any case.
+fn escaped_surrogate(text: &[u8]) -> bool {
+    memmem::find_iter(text, br"\u").any(|at| {
+        matches!(text.get(at + 2), Some(b'd' | b'D'))
+            && matches!(text.get(at + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    })
+}
+
+/// A digit, `e` or `E`, an optional sign and three digits or more: `1e309` and `1E+400` overflow,
+/// `1e100` and `1e-300` would not (over-approximated, like the rest).
+fn large_exponent(text: &[u8]) -> bool {
+    memchr::memchr2_iter(b'e', b'E', text).any(|at| {
+        let after_digit = at > 0 && text[at - 1].is_ascii_digit();
+        let rest = &text[at + 1..];
+        let rest = rest
+            .strip_prefix(b"+")
+            .or_else(|| rest.strip_prefix(b"-"))
+            .unwrap_or(rest);
+        after_digit && rest.iter().take(3).filter(|b| b.is_ascii_digit()).count() == 3
+    })
+}
+
+/// [`OVERFLOWING_DIGITS`] digits in a row. Such a run covers a multiple of
+/// `OVERFLOWING_DIGITS - 1`, so only those bytes are looked at first.
+fn long_digit_run(text: &[u8]) -> bool {
+    let stride = OVERFLOWING_DIGITS - 1;
+    (stride..text.len()).step_by(stride).any(|at| {
+        if !text[at].is_ascii_digit() {
+            return false;
+        }
+        let before = text[..at].iter().rev().take_while(|b| b.is_ascii_digit()).count();
+        let after = text[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+        before + after >= OVERFLOWING_DIGITS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_what_a_parse_refuses() {
+        for text in [
+            r#"{"a":"\uDC00"}"#,
+            r#"{"a":"\ud800x"}"#,
+            r#"{"a":1e400}"#,
+            r#"{"a":-2.5E+309}"#,
+        ] {
+            assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
+            assert!(beyond_raw_validation(text.as_bytes()), "{text}");
+        }
+        let digits = format!(r#"{{"a":{}}}"#, "9".repeat(400));
+        assert!(serde_json::from_str::<serde_json::Value>(&digits).is_err());
+        assert!(beyond_raw_validation(digits.as_bytes()));
+    }
+
+    #[test]
+    fn passes_the_usual() {
+        let digits = format!(r#"{{"a":{},"b":"x"}}"#, "9".repeat(308));
+        for text in [
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"e1","uid":"3e5"}}"#,
+            r#"{"a":1e30,"b":"\u00e9\u2028","c":1.5e-7,"d":"caf\u00E9"}"#,
+            digits.as_str(),
+        ] {
+            assert!(!beyond_raw_validation(text.as_bytes()), "{text}");
+        }
+    }
+}

@@ -131,6 +131,25 @@ pub struct Config {
     )]
     pub max_body_bytes: u64,
 
+    /// Longest a request body may take to arrive whole (and to find room, see
+    /// --max-buffered-bytes); slower ones get 408
+    #[arg(long, env = "SUTURE_BODY_TIMEOUT", default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    pub body_timeout: Duration,
+
+    /// Request body bytes buffered at once by all requests (at least --max-body-bytes); a body
+    /// that finds no room within --body-timeout gets 503
+    #[arg(
+        long,
+        env = "SUTURE_MAX_BUFFERED_BYTES",
+        default_value_t = 134_217_728,
+        value_name = "N"
+    )]
+    pub max_buffered_bytes: u64,
+
+    /// Webhook connections open at once; further clients wait to be accepted
+    #[arg(long, env = "SUTURE_MAX_CONNECTIONS", default_value_t = 1024, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+
     /// Evaluations running at once; further requests wait for a slot within their time budget
     #[arg(long, env = "SUTURE_MAX_CONCURRENCY", default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrency: u32,
@@ -273,6 +292,9 @@ mod tests {
         assert_eq!(config.shutdown_grace, Duration::from_secs(25));
         assert_eq!(config.max_body_bytes, 6_291_456);
         assert_eq!(config.max_concurrency, 64);
+        assert_eq!(config.body_timeout, Duration::from_secs(10));
+        assert_eq!(config.max_buffered_bytes, 128 << 20);
+        assert_eq!(config.max_connections, 1024);
         assert_eq!(config.eval_threads, 0);
         assert_eq!(config.tls_san, ["localhost", "127.0.0.1"]);
         assert_eq!(config.decision_log, "stdout");

@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::admission::body::Intake;
 use crate::admission::pool::EvalPool;
 use crate::admission::{self, Admission, EvalHook, Evaluator, Limits};
 use crate::config::Config;
@@ -146,8 +147,15 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
     let (model, store, policies, webhook_server, decision_log) = if config.noop {
         let model = Arc::new(LiveModel::ready_with(ClusterModel::new()));
         let store = Arc::new(PolicyStore::new(PolicySet::default()));
-        let routes = admission::noop_routes(config.max_body_bytes);
-        let server = tokio::spawn(serve(webhook, transport, routes, shutdown.clone(), grace));
+        let routes = admission::noop_routes(intake(&config));
+        let server = tokio::spawn(serve(
+            webhook,
+            transport,
+            routes,
+            max_connections(&config),
+            shutdown.clone(),
+            grace,
+        ));
         (model, store, None, server, None)
     } else {
         let reloader = Arc::new(load_policies(&config).await?);
@@ -179,10 +187,12 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             threads => EvalPool::new(threads),
         }
         .context("cannot start the evaluation threads")?;
+        let heavy_pool = EvalPool::new(1).context("cannot start the heavy lane's thread")?;
         let evaluator = Evaluator::new(
             Arc::clone(&model),
             ledger,
             pool,
+            heavy_pool,
             Limits {
                 max_concurrency: usize::try_from(config.max_concurrency).unwrap_or(usize::MAX),
                 timeout: config.eval_timeout,
@@ -197,10 +207,17 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             evaluator,
             Arc::clone(&metrics),
             Arc::clone(&log),
-            config.max_body_bytes,
+            intake(&config),
         ));
         let routes = admission::routes(admission);
-        let server = tokio::spawn(serve(webhook, transport, routes, shutdown.clone(), grace));
+        let server = tokio::spawn(serve(
+            webhook,
+            transport,
+            routes,
+            max_connections(&config),
+            shutdown.clone(),
+            grace,
+        ));
         let mut watched: Vec<PathBuf> = config.policies.clone();
         watched.extend(config.params.iter().cloned());
         spawn_until(
@@ -237,6 +254,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
         ops,
         Transport::Plain,
         health::routes(Arc::clone(&health)),
+        OPS_MAX_CONNECTIONS,
         ops_shutdown.clone(),
         grace,
     ));
@@ -309,6 +327,22 @@ async fn load_policies(config: &Config) -> anyhow::Result<PolicyReloader> {
         .map_err(|error| anyhow::anyhow!(crate::error_chain(&error)))
         .context("cannot load the policies")
 }
+
+/// The limits webhook bodies are read under.
+fn intake(config: &Config) -> Intake {
+    Intake::new(
+        config.max_body_bytes,
+        config.body_timeout,
+        config.max_buffered_bytes,
+    )
+}
+
+fn max_connections(config: &Config) -> usize {
+    usize::try_from(config.max_connections).unwrap_or(usize::MAX)
+}
+
+/// Connections the operations listener (probes, scrapes) keeps open at once.
+const OPS_MAX_CONNECTIONS: usize = 64;
 
 /// CEL stops itself a little before the request's budget runs out, so that a slow policy is an
 /// evaluation error (judged by its failurePolicy) rather than a timeout of the whole request.

@@ -3,6 +3,12 @@
 //! Shutdown stops accepting at once and lets in-flight requests finish within the grace period
 //! (hyper-util's `GracefulShutdown`). Generic over the routes, so the webhook, the `--noop` floor
 //! and the operations listener share one stack.
+//!
+//! What one client can hold is bounded: a connection at most [`HANDSHAKE_TIMEOUT`] in its TLS
+//! handshake and [`HEADER_READ_TIMEOUT`] sending a request's headers (or idle between requests),
+//! HTTP/2 streams and header lists capped, and at most `max_connections` connections open at once
+//! (beyond them, new connections wait in the listen backlog while the connections already open,
+//! kube-apiserver's kept-alive ones among them, are served as before).
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -13,6 +19,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use warp::Filter;
@@ -23,6 +30,13 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a client may take to send a request's headers (slow-loris protection).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// HTTP/2 streams one connection may have open at once.
+pub const MAX_CONCURRENT_STREAMS: u32 = 256;
+
+/// The largest HTTP/2 header list a client may send (an AdmissionReview's headers are a few
+/// hundred bytes).
+pub const MAX_HEADER_LIST_SIZE: u32 = 64 << 10;
 
 /// How connections are set up: TLS or plain.
 #[derive(Clone)]
@@ -40,11 +54,13 @@ impl std::fmt::Debug for Transport {
     }
 }
 
-/// Serves `routes` on `listener` until `shutdown` is cancelled, then drains for up to `grace`.
+/// Serves `routes` on `listener`, at most `max_connections` connections at once, until
+/// `shutdown` is cancelled, then drains for up to `grace`.
 pub async fn serve<F>(
     listener: TcpListener,
     transport: Transport,
     routes: F,
+    max_connections: usize,
     shutdown: CancellationToken,
     grace: Duration,
 ) where
@@ -58,9 +74,22 @@ pub async fn serve<F>(
             .keep_alive(true)
             .timer(TokioTimer::new())
             .header_read_timeout(HEADER_READ_TIMEOUT);
+        builder
+            .http2()
+            .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+            .max_header_list_size(MAX_HEADER_LIST_SIZE);
         std::sync::Arc::new(builder)
     };
+    let open = std::sync::Arc::new(Semaphore::new(max_connections.clamp(1, Semaphore::MAX_PERMITS)));
     loop {
+        let slot = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            slot = std::sync::Arc::clone(&open).acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break, // never closed
+            },
+        };
         let (tcp, peer) = tokio::select! {
             biased;
             () = shutdown.cancelled() => break,
@@ -81,6 +110,8 @@ pub async fn serve<F>(
         let builder = std::sync::Arc::clone(&builder);
         let watcher = graceful.watcher();
         tokio::spawn(async move {
+            // The connection's slot, given back when it closes.
+            let _slot = slot;
             match transport {
                 Transport::Plain => serve_connection(&builder, watcher, tcp, routes).await,
                 Transport::Tls(acceptor) => match handshake(&acceptor, tcp).await {

@@ -2,6 +2,8 @@
 //! ([`pool`](super::pool): one thread per core) under a read view of the model, and a per-request deadline. A timeout, a panic or an internal error
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
+//! Requests of a shape whose evaluations ran long are judged on a lane of their own
+//! ([`lanes`](super::lanes)), so that they cannot take the threads the others need.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +17,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::admission::failure;
+use crate::admission::lanes::{HEAVY_CONCURRENCY, HEAVY_EVALUATION, HeavyShapes, Shape};
 use crate::admission::pool::{EvalPool, PoolError};
 use crate::ledger::SharedLedger;
 use crate::model::LiveModel;
@@ -90,6 +93,10 @@ pub struct Evaluator {
     ledger: Arc<SharedLedger>,
     pool: EvalPool,
     slots: Arc<Semaphore>,
+    /// The heavy lane: its own thread and slots.
+    heavy_pool: EvalPool,
+    heavy_slots: Arc<Semaphore>,
+    shapes: HeavyShapes,
     timeout: Duration,
     max_model_age: Duration,
     /// Recompute the impact summary for the decision log (evaluate() does not return it).
@@ -117,11 +124,13 @@ pub struct Limits {
 }
 
 impl Evaluator {
-    /// An evaluator over `model` and `ledger` within `limits`, evaluating on `pool`.
+    /// An evaluator over `model` and `ledger` within `limits`, evaluating on `pool`, and
+    /// requests of heavy shapes on `heavy_pool`.
     pub fn new(
         model: Arc<LiveModel>,
         ledger: Arc<SharedLedger>,
         pool: EvalPool,
+        heavy_pool: EvalPool,
         limits: Limits,
         summarize_impact: bool,
         hook: Option<EvalHook>,
@@ -131,6 +140,9 @@ impl Evaluator {
             ledger,
             pool,
             slots: Arc::new(Semaphore::new(limits.max_concurrency.max(1))),
+            heavy_pool,
+            heavy_slots: Arc::new(Semaphore::new(HEAVY_CONCURRENCY)),
+            shapes: HeavyShapes::default(),
             timeout: limits.timeout,
             max_model_age: limits.max_model_age,
             summarize_impact,
@@ -221,7 +233,14 @@ impl Evaluator {
             }
         };
         let budget = self.timeout;
-        let permit = match tokio::time::timeout_at(deadline, Arc::clone(&self.slots).acquire_owned()).await {
+        let shape = Shape::of(candidates);
+        let heavy = self.shapes.is_heavy(shape);
+        let (pool, slots) = if heavy {
+            (&self.heavy_pool, &self.heavy_slots)
+        } else {
+            (&self.pool, &self.slots)
+        };
+        let permit = match tokio::time::timeout_at(deadline, Arc::clone(slots).acquire_owned()).await {
             Ok(Ok(permit)) => permit,
             Ok(Err(_)) => {
                 return fail(FailureKind::Internal, "the evaluation pool is closed".into());
@@ -229,10 +248,17 @@ impl Evaluator {
             Err(_) => {
                 return fail(
                     FailureKind::Timeout,
-                    format!(
-                        "no evaluation slot freed within the {:?} budget (the gateway is overloaded)",
-                        budget
-                    ),
+                    if heavy {
+                        format!(
+                            "no evaluation slot freed within the {:?} budget on the heavy lane (requests these policies judge have been taking over {:?} to evaluate)",
+                            budget, HEAVY_EVALUATION
+                        )
+                    } else {
+                        format!(
+                            "no evaluation slot freed within the {:?} budget (the gateway is overloaded)",
+                            budget
+                        )
+                    },
                 );
             }
         };
@@ -242,8 +268,11 @@ impl Evaluator {
         let hook = self.hook.clone();
         let summarize = self.summarize_impact;
         let task_set = Arc::clone(&set);
-        let task = self.pool.run(move || {
+        let began = Arc::new(std::sync::OnceLock::new());
+        let task_began = Arc::clone(&began);
+        let task = pool.run(move || {
             let _permit = permit;
+            let _ = task_began.set(Instant::now());
             let request = source.into_request();
             if let Some(hook) = &hook {
                 hook(&request);
@@ -263,7 +292,11 @@ impl Evaluator {
                 .map(|estimate| estimate.summary);
             (decision, impact)
         });
-        match tokio::time::timeout_at(deadline, task).await {
+        let outcome = tokio::time::timeout_at(deadline, task).await;
+        if let Some(began) = began.get() {
+            self.observe(shape, candidates, began.elapsed());
+        }
+        match outcome {
             Ok(Ok((decision, impact))) => Judged {
                 decision,
                 failure: None,
@@ -284,6 +317,20 @@ impl Evaluator {
                 FailureKind::Timeout,
                 format!("the evaluation did not finish within {:?}", budget),
             ),
+        }
+    }
+}
+
+impl Evaluator {
+    /// Marks `shape` heavy when its evaluation took `took` or longer than the threshold.
+    fn observe(&self, shape: Shape, candidates: &[Arc<Policy>], took: Duration) {
+        if self.shapes.observe(shape, took) {
+            let policies: Vec<&str> = candidates.iter().map(|p| p.name.as_str()).collect();
+            tracing::warn!(
+                ?policies,
+                took_ms = took.as_millis(),
+                "an evaluation by these policies ran long: requests they judge go to the heavy lane"
+            );
         }
     }
 }
@@ -340,6 +387,7 @@ mod tests {
         Evaluator::new(
             Arc::new(model),
             Arc::new(SharedLedger::local("test")),
+            EvalPool::new(1).unwrap(),
             EvalPool::new(1).unwrap(),
             limits,
             false,

@@ -9,10 +9,10 @@ use policies_cel::{Request, WireReview};
 use warp::Reply;
 use warp::reply::Response;
 
-use crate::admission::body::Body;
+use crate::admission::body::{Body, Intake};
 use crate::admission::evaluate::{Evaluator, Judged, Source};
 use crate::admission::parse::{Unreadable, parse_typed};
-use crate::admission::rejection::status_response;
+use crate::admission::rejection::{refusal, status_response};
 use crate::admission::review::ReviewResponse;
 use crate::admission::{prefilter, verdict};
 use crate::decision_log::{DecisionLog, DecisionRecord, ResourceRef, now};
@@ -29,7 +29,7 @@ pub struct Admission {
     evaluator: Evaluator,
     metrics: Arc<Metrics>,
     log: Arc<DecisionLog>,
-    max_body_bytes: u64,
+    intake: Intake,
 }
 
 impl Admission {
@@ -40,7 +40,7 @@ impl Admission {
         evaluator: Evaluator,
         metrics: Arc<Metrics>,
         log: Arc<DecisionLog>,
-        max_body_bytes: u64,
+        intake: Intake,
     ) -> Self {
         Self {
             policies,
@@ -48,13 +48,13 @@ impl Admission {
             evaluator,
             metrics,
             log,
-            max_body_bytes,
+            intake,
         }
     }
 
-    /// The body size limit.
-    pub fn max_body_bytes(&self) -> u64 {
-        self.max_body_bytes
+    /// The limits bodies are read under.
+    pub fn intake(&self) -> &Intake {
+        &self.intake
     }
 
     /// Answers one body.
@@ -69,10 +69,13 @@ impl Admission {
                         413,
                         format!(
                             "the request body is larger than the gateway accepts ({} bytes, --max-body-bytes)",
-                            self.max_body_bytes
+                            self.intake.limit()
                         ),
                     ),
                 );
+            }
+            refused @ (Body::TimedOut(_) | Body::NoRoom(_)) => {
+                return self.invalid(started, refusal(&refused));
             }
             Body::Failed(message) => {
                 return self.invalid(

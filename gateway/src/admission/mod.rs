@@ -1,4 +1,4 @@
-//! `POST /validate`: read the body under its limit, read the review in one pass (the request's
+//! `POST /validate`: read the body under its limits (size, deadline, the buffered-bytes budget), read the review in one pass (the request's
 //! own fields typed, its objects kept as text), apply self-protection, pre-filter the policies
 //! that could match (none: allowed at once, without parsing the objects or touching the model),
 //! finish the request on the evaluation pool and judge it within the limits, answer with an
@@ -11,6 +11,7 @@ pub mod body;
 mod evaluate;
 pub mod failure;
 mod handler;
+pub mod lanes;
 pub mod noop;
 pub mod parse;
 pub mod pool;
@@ -32,7 +33,6 @@ pub use handler::Admission;
 pub fn routes(
     admission: Arc<Admission>,
 ) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone + Send + Sync + 'static {
-    let limit = admission.max_body_bytes();
     warp::path!("validate")
         .and(warp::post())
         .and(warp::header::optional::<u64>("content-length"))
@@ -40,8 +40,11 @@ pub fn routes(
         .then(move |length: Option<u64>, stream| {
             let admission = Arc::clone(&admission);
             async move {
-                let body = body::read(stream, length, limit).await;
-                admission.review(body).await
+                let (body, room) = admission.intake().read(stream, length).await.into_parts();
+                let response = admission.review(body).await;
+                // The body's bytes stay counted against the buffered budget until answered.
+                drop(room);
+                response
             }
         })
         .recover(rejection::recover)
@@ -50,14 +53,15 @@ pub fn routes(
 
 /// The `--noop` routes: the same path and body handling, every review allowed.
 pub fn noop_routes(
-    limit: u64,
+    intake: body::Intake,
 ) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone + Send + Sync + 'static {
     warp::path!("validate")
         .and(warp::post())
         .and(warp::header::optional::<u64>("content-length"))
         .and(warp::body::stream())
-        .then(move |length: Option<u64>, stream| async move {
-            noop::answer(body::read(stream, length, limit).await)
+        .then(move |length: Option<u64>, stream| {
+            let intake = intake.clone();
+            async move { noop::answer(intake.read(stream, length).await.body) }
         })
         .recover(rejection::recover)
         .unify()

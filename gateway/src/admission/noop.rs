@@ -6,7 +6,7 @@ use warp::Reply;
 use warp::reply::Response;
 
 use crate::admission::body::Body;
-use crate::admission::rejection::status_response;
+use crate::admission::rejection::{refusal, status_response};
 use crate::admission::review::ReviewResponse;
 
 #[derive(Deserialize)]
@@ -32,5 +32,6 @@ pub fn answer(body: Body) -> Response {
         },
         Body::TooLarge => status_response(413, "the body is larger than --max-body-bytes"),
         Body::Failed(message) => status_response(400, message),
+        refused @ (Body::TimedOut(_) | Body::NoRoom(_)) => refusal(&refused),
     }
 }

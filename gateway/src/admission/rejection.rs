@@ -1,5 +1,5 @@
-//! Every request that misses the webhook route still gets a well-formed answer: a `v1 Status`
-//! JSON body with the right HTTP code (404, 405, 400).
+//! Every request that misses the webhook route, or whose body is not read, still gets a
+//! well-formed answer: a `v1 Status` JSON body with the right HTTP code (404, 405, 400, 408, 503).
 
 use std::convert::Infallible;
 
@@ -7,6 +7,7 @@ use warp::Reply;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use crate::admission::body::Body;
 use crate::admission::review::StatusDocument;
 
 /// A JSON `v1 Status` response with `code`.
@@ -14,6 +15,24 @@ pub fn status_response(code: u16, message: impl Into<String>) -> Response {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     warp::reply::with_status(warp::reply::json(&StatusDocument::failure(code, message)), status)
         .into_response()
+}
+
+/// The answer to a body that was not read: too slow (408), or no room to buffer it in time
+/// (503); kube-apiserver then applies the webhook's failurePolicy.
+pub fn refusal(body: &Body) -> Response {
+    match body {
+        Body::TimedOut(timeout) => status_response(
+            408,
+            format!("the request body did not arrive within {timeout:?} (--body-timeout)"),
+        ),
+        Body::NoRoom(timeout) => status_response(
+            503,
+            format!(
+                "the gateway could not buffer the request body within {timeout:?}: other requests hold --max-buffered-bytes"
+            ),
+        ),
+        _ => status_response(500, "the request body was refused"),
+    }
 }
 
 /// The answer to a rejected route.

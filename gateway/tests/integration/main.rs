@@ -7,6 +7,7 @@
 mod common;
 mod live_support;
 
+mod attacks;
 mod ledger;
 mod limits;
 mod live_model;

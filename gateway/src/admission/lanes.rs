@@ -1,0 +1,94 @@
+//! Heavy requests kept apart: a request is judged by the set of policies that could match it (its
+//! *shape*), and a shape whose evaluation recently took longer than [`HEAVY_EVALUATION`] (a policy
+//! whose expressions run to the cost budget, say) is judged on a lane of its own — one thread,
+//! a few requests at a time — for [`HEAVY_MEMORY`]. Every request is still judged by every policy
+//! that applies; what changes is that a flood of expensive requests waits in its own queue (and
+//! meets its deadline there, answered by failurePolicy) instead of taking the threads every other
+//! request needs.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use policies_cel::policy::Policy;
+use tokio::time::Instant;
+
+/// An evaluation longer than this marks its shape heavy (an ordinary one takes microseconds;
+/// a namespace deletion over a large model, a few milliseconds).
+pub const HEAVY_EVALUATION: Duration = Duration::from_millis(100);
+
+/// How long a shape stays heavy after its last heavy evaluation.
+pub const HEAVY_MEMORY: Duration = Duration::from_secs(30);
+
+/// Requests the heavy lane holds at once (running or waiting for its thread).
+pub const HEAVY_CONCURRENCY: usize = 8;
+
+/// A request's shape: which policies could match it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape(u64);
+
+impl Shape {
+    /// The shape of a request that `candidates` could match.
+    pub fn of(candidates: &[Arc<Policy>]) -> Self {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for policy in candidates {
+            policy.name.hash(&mut hasher);
+        }
+        Self(hasher.finish())
+    }
+}
+
+/// The shapes found heavy, each with when it last was.
+#[derive(Debug, Default)]
+pub struct HeavyShapes {
+    marked: Mutex<HashMap<Shape, Instant>>,
+}
+
+impl HeavyShapes {
+    /// Whether requests of `shape` go to the heavy lane now.
+    pub fn is_heavy(&self, shape: Shape) -> bool {
+        let Ok(marked) = self.marked.lock() else {
+            return false;
+        };
+        marked.get(&shape).is_some_and(|at| at.elapsed() < HEAVY_MEMORY)
+    }
+
+    /// Records that an evaluation of `shape` took `took`; true when that made the shape heavy
+    /// (it was not before).
+    pub fn observe(&self, shape: Shape, took: Duration) -> bool {
+        if took < HEAVY_EVALUATION {
+            return false;
+        }
+        let Ok(mut marked) = self.marked.lock() else {
+            return false;
+        };
+        let now = Instant::now();
+        marked.retain(|_, at| now.duration_since(*at) < HEAVY_MEMORY);
+        marked.insert(shape, now).is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_evaluation_marks_its_shape_for_a_while() {
+        let shapes = HeavyShapes::default();
+        let (slow, other) = (Shape(1), Shape(2));
+        assert!(!shapes.observe(slow, Duration::from_millis(5)));
+        assert!(!shapes.is_heavy(slow), "a fast evaluation marks nothing");
+
+        assert!(shapes.observe(slow, Duration::from_millis(400)));
+        assert!(shapes.is_heavy(slow));
+        assert!(!shapes.is_heavy(other), "other shapes stay on the main lane");
+        assert!(
+            !shapes.observe(slow, HEAVY_EVALUATION),
+            "already heavy: marked again, not new"
+        );
+
+        tokio::time::advance(HEAVY_MEMORY).await;
+        assert!(!shapes.is_heavy(slow), "forgotten after {HEAVY_MEMORY:?}");
+    }
+}

@@ -1076,6 +1076,31 @@ fn a_runaway_comprehension_stops_at_the_cost_limit() {
 }
 
 #[test]
+fn what_a_library_call_would_build_is_charged_before_it_is_built() {
+    // Built whole, each would ask for more memory than any machine has (found by fuzzing:
+    // `lists.range` aborted the process).
+    for source in [
+        "lists.range(2222222222222222) == []",
+        // A thousand bytes, a million, then a million times a million.
+        "cel.bind(a, lists.range(1000).map(i, 'x').join(), \
+         cel.bind(b, a.replace('', a), b.replace('', b).size() > 0))",
+    ] {
+        let result = compile(source).eval(&Bindings::new(), &Budget::default());
+        assert_eq!(
+            result,
+            Err(EvalError::CostLimitExceeded { limit: 10_000_000 }),
+            "{source}"
+        );
+    }
+    // What fits in the budget is built as before.
+    assert_eq!(
+        compile("lists.range(100000).size() == 100000 && 'abc'.replace('b', 'xyz') == 'axyzc'")
+            .eval(&Bindings::new(), &Budget::default()),
+        Ok(Value::Bool(true))
+    );
+}
+
+#[test]
 fn a_tiny_budget_stops_a_modest_expression() {
     let program = compile("[1, 2, 3].map(x, x * 2).filter(x, x > 2).size() == 2");
     assert_eq!(

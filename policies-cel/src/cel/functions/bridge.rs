@@ -137,6 +137,9 @@ impl BridgeCall {
             return Err(EvalError::function(&self.name, "too many arguments"));
         }
         budget.charge(1 + args.iter().chain(target.iter()).map(weight).sum::<u64>())?;
+        // What the call will build, charged before it is built: the budget must stop an
+        // expression before its allocation, not after (`lists.range(1e15)` would abort).
+        budget.charge(output_weight(&self.name, target.as_ref(), &args))?;
         let mut context = LIBRARY.new_inner_scope();
         if let Some(target) = target {
             context.add_variable_from_value("@t", target);
@@ -155,6 +158,26 @@ impl BridgeCall {
             }
             other => EvalError::function(&self.name, other.to_string()),
         }
+    }
+}
+
+/// Cost of what a call builds beyond the size of its inputs (already charged by [`weight`]):
+/// `lists.range(n)` builds `n` elements from one integer, and `replace` multiplies its
+/// replacement by the matches. The other functions build at most a few times their inputs.
+fn output_weight(name: &str, target: Option<&Value>, args: &[Value]) -> u64 {
+    match (name, target, args) {
+        ("lists.range", _, [Value::Int(n), ..]) => u64::try_from(*n).unwrap_or(0),
+        ("replace", Some(Value::String(text)), [Value::String(old), Value::String(new), rest @ ..]) => {
+            // Every match (at most one per byte of the text, and one more for an empty `old`)
+            // is replaced by `new`; a count bounds them further.
+            let matches = (text.len() / old.len().max(1)) as u64 + 1;
+            let matches = match rest.first() {
+                Some(Value::Int(count)) if *count >= 0 => matches.min(*count as u64),
+                _ => matches,
+            };
+            matches.saturating_mul(new.len() as u64) / 16
+        }
+        _ => 0,
     }
 }
 

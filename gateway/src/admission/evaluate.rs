@@ -272,12 +272,14 @@ impl Evaluator {
         let task_began = Arc::clone(&began);
         let task = pool.run(move || {
             let _permit = permit;
-            let _ = task_began.set(Instant::now());
             let request = source.into_request();
             if let Some(hook) = &hook {
                 hook(&request);
             }
             let view = model.read();
+            // Timed from here: waiting for the model (a re-list holding it) is not the
+            // policies' doing, and must not send an ordinary shape to the heavy lane.
+            let _ = task_began.set(Instant::now());
             let mut decision = if reads_history {
                 judge_with_history(&ledger, &task_set, &request, &*view)
             } else {

@@ -51,6 +51,14 @@ async fn read_answer(stream: &mut TlsStream<TcpStream>, within: Duration) -> Str
     String::from_utf8_lossy(&answer).into_owned()
 }
 
+/// Reads what the server answers on `stream` from a task: the answer and when it came.
+fn await_answer(mut stream: TlsStream<TcpStream>) -> tokio::task::JoinHandle<(String, Instant)> {
+    tokio::spawn(async move {
+        let answer = read_answer(&mut stream, Duration::from_secs(30)).await;
+        (answer, Instant::now())
+    })
+}
+
 async fn metric(gateway: &Gateway, line_start: &str) -> Option<String> {
     let (_, metrics) = gateway.ops("/metrics").await;
     metrics
@@ -61,9 +69,10 @@ async fn metric(gateway: &Gateway, line_start: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_clients_hold_nothing_the_others_need() {
-    let gateway = Gateway::start(&["--body-timeout", "2s"]).await;
+    let gateway = Gateway::start(&["--body-timeout", "3s"]).await;
     // Connections that never start their handshake, that never finish their headers, and that
     // trickle a body and stop.
+    let slow_began = Instant::now();
     let mut silent = Vec::new();
     let mut unfinished = Vec::new();
     let mut trickling = Vec::new();
@@ -79,30 +88,35 @@ async fn slow_clients_hold_nothing_the_others_need() {
         stream.write_all(headers(4096).as_bytes()).await.unwrap();
         stream.write_all(b"{\"apiVersion\": \"admis").await.unwrap();
         stream.flush().await.unwrap();
-        trickling.push(stream);
+        trickling.push(await_answer(stream));
     }
 
-    // Meanwhile a review is judged as usual, before any slow client has been sent away.
+    // Meanwhile a review is judged as usual: it does not wait for the slow clients' deadline.
+    let sent = Instant::now();
     let (status, answer) = gateway
         .post(pod_review("during", "DELETE", "db", "pg-main-0"))
         .await;
-    let answered = Instant::now();
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "answered after {:?}",
+        sent.elapsed()
+    );
     assert_eq!(status, 200);
     assert_eq!(answer["response"]["uid"], "during");
 
     // A trickled body is cut off at --body-timeout with a well-formed 408.
-    for stream in &mut trickling {
-        let answer = read_answer(stream, Duration::from_secs(10)).await;
+    for reader in trickling {
+        let (answer, cut_off) = reader.await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
         assert!(
-            answer.contains("the request body did not arrive within 2s (--body-timeout)"),
+            answer.contains("the request body did not arrive within 3s (--body-timeout)"),
             "{answer}"
         );
+        assert!(
+            cut_off - slow_began >= Duration::from_secs(3),
+            "cut off before its deadline"
+        );
     }
-    assert!(
-        answered.elapsed() > Duration::from_millis(500),
-        "the review was answered while the slow bodies were still being waited for"
-    );
     let invalid = metric(
         &gateway,
         "suture_gateway_request_duration_seconds_count{verdict=\"invalid\"}",
@@ -160,34 +174,36 @@ async fn bodies_that_fill_the_buffer_budget_delay_others_no_longer_than_their_de
         "2s",
     ])
     .await;
-    // Two clients each send all but the last byte of a maximum-size body: the budget is full.
+    // Two clients each send all but the last byte of a maximum-size body: the budget is full
+    // until their deadline, two seconds after they began.
+    let began = Instant::now();
     let mut holders = Vec::new();
     for _ in 0..2 {
         let mut stream = connect(&gateway).await;
         stream.write_all(headers(262_144).as_bytes()).await.unwrap();
         stream.write_all(&vec![b' '; 262_143]).await.unwrap();
         stream.flush().await.unwrap();
-        holders.push(stream);
+        holders.push(await_answer(stream));
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     // A review waits for room (the buffer does not grow past its budget)...
-    let started = Instant::now();
     let (client, url) = (gateway.client.clone(), gateway.url("/validate"));
     let waiting = tokio::spawn(async move {
         let answer = post_with(&client, &url, pod_review("squeezed", "CREATE", "db", "p")).await;
-        (answer, started.elapsed())
+        (answer, Instant::now())
     });
     // ...until the holders are cut off at their deadline, which gives their room back.
-    for stream in &mut holders {
-        let answer = read_answer(stream, Duration::from_secs(10)).await;
+    for reader in holders {
+        let (answer, _) = reader.await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     }
-    let ((status, answer), waited) = waiting.await.unwrap();
+    let ((status, answer), answered) = waiting.await.unwrap();
     assert_eq!((status, &answer["response"]["uid"]), (200, &json!("squeezed")));
     assert!(
-        waited > Duration::from_millis(1000),
-        "answered after {waited:?}: it did not wait for room"
+        answered - began >= Duration::from_secs(2),
+        "answered {:?} after the holders began: it did not wait for their room",
+        answered - began
     );
 }
 

@@ -1,8 +1,9 @@
-//! `POST /validate`: read the body under its limits (size, deadline, the buffered-bytes budget), read the review in one pass (the request's
-//! own fields typed, its objects kept as text), apply self-protection, pre-filter the policies
-//! that could match (none: allowed at once, without parsing the objects or touching the model),
-//! finish the request on the evaluation pool and judge it within the limits, answer with an
-//! AdmissionReview, and record the decision (log and metrics).
+//! `POST /validate`: read the body under its limits (size, deadline, the buffered-bytes budget),
+//! read the review in one pass (the request's own fields typed, its objects kept as text), apply
+//! self-protection, pre-filter the policies that could match (none: allowed at once, without
+//! parsing the objects or touching the model), finish the request on the evaluation pool and
+//! judge it within the limits, answer with an AdmissionReview, and record the decision (log and
+//! metrics).
 //!
 //! Every request gets a well-formed answer: a review (with the uid echoed) whenever a uid can be
 //! read, a `v1 Status` JSON body with an HTTP error code otherwise.

@@ -9,7 +9,8 @@
 #   --long          run each target until 10 million executions (the Reliability target; hours
 #                   per target on a small machine); --time then caps it
 #   --no-build      use the targets already built
-#   TARGET          wire_review gateway_body cel policy_loader snapshot replay suite (default: all)
+#   TARGET          wire_review gateway_body cel policy_loader lint snapshot replay suite
+#                   (default: all)
 #
 # Needs cargo-afl once: `cargo install cargo-afl` (it builds AFL++ for the toolchain on first use;
 # `cargo afl config --build` does it explicitly). Runs resume: fuzz/out/<target>/ keeps each queue.
@@ -28,7 +29,7 @@
 #   grep -oE '[a-zA-Z][a-zA-Z0-9_]*(\.[a-zA-Z][a-zA-Z0-9_]*)*\(' policies-cel/src/cel/check/decls.rs
 set -euo pipefail
 
-ALL_TARGETS=(wire_review gateway_body cel policy_loader snapshot replay suite)
+ALL_TARGETS=(wire_review gateway_body cel policy_loader lint snapshot replay suite)
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 out="$here/out"
@@ -43,7 +44,7 @@ while (($#)); do
     --time=*) seconds="${1#--time=}"; shift ;;
     --long) long=1; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -96,7 +97,7 @@ seeds() {
       printf 'object.spec.replicas > oldObject.spec.replicas && request.userInfo.username.startsWith("system:")\0{"object":{"spec":{"replicas":3}},"oldObject":{"spec":{"replicas":5}},"request":{"userInfo":{"username":"system:serviceaccount:db:op"}}}' > "$dir/roots-0"
       printf 'params.data.?limit.orValue("1").size() <= 3 && namespaceObject.metadata.labels.all(k, k.startsWith("a"))\0{"params":{"data":{"limit":"10"}},"namespaceObject":{"metadata":{"labels":{"ab":"x"}}}}' > "$dir/roots-1"
       printf 'impact.summary.podsDisrupted > 0 || cluster.list("v1/Pod", "db").size() > 2' > "$dir/impact-0" ;;
-    policy_loader)
+    policy_loader|lint)
       seed "$dir" "$repo/testdata/policies" "$repo/testdata/lint" "$repo/policies-cel/pack" "$repo/testdata/suites/replicas-limit" \
         \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' \) ! -name '*.test.yaml' ;;
     snapshot)
@@ -116,7 +117,7 @@ seeds() {
 dicts() {
   case "$1" in
     cel) echo "-x $here/dict/cel.dict" ;;
-    policy_loader|snapshot|suite)
+    policy_loader|lint|snapshot|suite)
       echo "-x $here/dict/k8s.dict${afl_dicts:+ -x $afl_dicts/yaml.dict}" ;;
     *) echo "-x $here/dict/k8s.dict${afl_dicts:+ -x $afl_dicts/json.dict}" ;;
   esac

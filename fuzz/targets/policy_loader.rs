@@ -1,4 +1,4 @@
-//! AFL++ target: the policy loader (policies and params, YAML and JSON) and the lint. The harness (what is run and which properties are checked) is
+//! AFL++ target: the policy loader (policies and params, YAML and JSON). The harness (what is run and which properties are checked) is
 //! `fuzz/harness/policy_loader.rs`, which the `fuzz_regressions` tests include too.
 
 #[path = "../harness/fixtures.rs"]

@@ -11,6 +11,8 @@ mod corpus;
 #[path = "../../../fuzz/harness/fixtures.rs"]
 #[allow(dead_code)] // `warm` is for the AFL targets
 mod fixtures;
+#[path = "../../../fuzz/harness/lint.rs"]
+mod lint;
 #[path = "../../../fuzz/harness/policy_loader.rs"]
 mod policy_loader;
 #[path = "../../../fuzz/harness/snapshot.rs"]
@@ -31,6 +33,14 @@ fn kept_cel_inputs_compile_and_evaluate_within_the_budget() {
 #[test]
 fn kept_policy_files_load_or_say_why() {
     assert!(corpus::replay("policy_loader", policy_loader::run) >= 3);
+}
+
+#[test]
+fn kept_policy_files_lint_with_a_message_for_every_finding() {
+    // The policy_loader target also linted until the lint had a target of its own: its inputs
+    // stay lint inputs.
+    assert!(corpus::replay("policy_loader", lint::run) >= 3);
+    assert!(corpus::replay("lint", lint::run) >= 2);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::admission::DEFAULT_INLINE_COST;
 use crate::duration::parse_duration;
 
 /// `suture-gateway`: the validating admission webhook that enforces Suture's safety policies.
@@ -153,6 +154,12 @@ pub struct Config {
     /// Evaluations running at once; further requests wait for a slot within their time budget
     #[arg(long, env = "SUTURE_MAX_CONCURRENCY", default_value_t = 64, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_concurrency: u32,
+
+    /// Cost units (as the CEL budget counts them: about one per expression step) a request may
+    /// spend being judged on the async worker that read it, with no hand-off to an evaluation
+    /// thread; one that needs more is judged again on the evaluation threads. 0: always hand off
+    #[arg(long, env = "SUTURE_INLINE_COST", default_value_t = DEFAULT_INLINE_COST, value_name = "UNITS")]
+    pub inline_cost: u64,
 
     /// Threads that parse and evaluate judged requests [default: 0, one per core]. Evaluation is
     /// CPU-bound: more threads than cores add no throughput, but let a fast request overtake slow

@@ -53,6 +53,10 @@ pub struct DecisionRecord {
     pub failure: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impact: Option<Summary>,
+    /// Where it was evaluated: `inline` (on the async worker, within the trial allowance),
+    /// `pool` or `heavy`; absent when no policy could judge it or the failurePolicy answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane: Option<&'static str>,
     pub latency_us: u64,
 }
 

@@ -52,6 +52,16 @@ impl LiveModel {
         self.model.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// A read view if no writer holds the model now (an evaluation on an async worker must not
+    /// wait for a re-list).
+    pub fn try_read(&self) -> Option<RwLockReadGuard<'_, ClusterModel>> {
+        match self.model.try_read() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// A write view for a watcher applying events; marks the model current.
     pub fn write(&self) -> RwLockWriteGuard<'_, ClusterModel> {
         let guard = self

@@ -197,6 +197,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
                 max_concurrency: usize::try_from(config.max_concurrency).unwrap_or(usize::MAX),
                 timeout: config.eval_timeout,
                 max_model_age: config.max_model_age,
+                inline_cost: config.inline_cost,
             },
             log.enabled(),
             hooks.before_evaluate.clone(),

@@ -18,5 +18,7 @@ pub mod pack;
 pub mod policy;
 
 pub use cluster::{ClusterView, EmptyCluster};
-pub use eval::{Decision, Denial, EvalContext, Request, RequestError, WireReview, evaluate, evaluate_in};
+pub use eval::{
+    Decision, Denial, EvalContext, Request, RequestError, Trial, WireReview, evaluate, evaluate_in,
+};
 pub use policy::{LoadError, PolicySet};

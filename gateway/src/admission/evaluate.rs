@@ -1,10 +1,14 @@
-//! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` on the evaluation pool
-//! ([`pool`](super::pool): one thread per core) under a read view of the model, and a per-request deadline. A timeout, a panic or an internal error
+//! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` under a read view of the
+//! model, and a per-request deadline. A request is first judged on the async worker that read it
+//! under a small cost allowance (a trial: no thread hand-off), and when that does not suffice,
+//! the model is busy or a slot is not free at once, on the evaluation pool ([`pool`](super::pool):
+//! one thread per core) with the policies' whole budgets. A timeout, a panic or an internal error
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
 //! Requests of a shape whose evaluations ran long are judged on a lane of their own
 //! ([`lanes`](super::lanes)), so that they cannot take the threads the others need.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,12 +16,12 @@ use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
 use policies_cel::impact::Summary;
 use policies_cel::policy::{Policy, PolicySet};
-use policies_cel::{Decision, Request, WireReview};
+use policies_cel::{ClusterView, Decision, EvalContext, Request, Trial, WireReview};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::admission::failure;
-use crate::admission::lanes::{HEAVY_CONCURRENCY, HEAVY_EVALUATION, HeavyShapes, Shape};
+use crate::admission::lanes::{HEAVY_CONCURRENCY, HEAVY_EVALUATION, HeavyShapes, Lane, Shape};
 use crate::admission::pool::{EvalPool, PoolError};
 use crate::ledger::SharedLedger;
 use crate::model::LiveModel;
@@ -83,6 +87,8 @@ pub struct Judged {
     /// The impact summary, when a policy read `impact`, the decision denies or warns, and the
     /// caller asked for it.
     pub impact: Option<Summary>,
+    /// Where the request was evaluated (none: it was not).
+    pub lane: Option<Lane>,
 }
 
 /// Runs evaluations within the limits.
@@ -101,6 +107,8 @@ pub struct Evaluator {
     max_model_age: Duration,
     /// Recompute the impact summary for the decision log (evaluate() does not return it).
     summarize_impact: bool,
+    /// The trial allowance on the async worker (0: always on the pool).
+    inline_cost: u64,
     hook: Option<EvalHook>,
 }
 
@@ -121,6 +129,8 @@ pub struct Limits {
     pub max_concurrency: usize,
     pub timeout: Duration,
     pub max_model_age: Duration,
+    /// The cost allowance of a trial on the async worker (0: none).
+    pub inline_cost: u64,
 }
 
 impl Evaluator {
@@ -146,6 +156,7 @@ impl Evaluator {
             timeout: limits.timeout,
             max_model_age: limits.max_model_age,
             summarize_impact,
+            inline_cost: limits.inline_cost,
             hook,
         }
     }
@@ -230,11 +241,21 @@ impl Evaluator {
                 decision,
                 failure: Some(kind),
                 impact: None,
+                lane: None,
             }
         };
         let budget = self.timeout;
         let shape = Shape::of(candidates);
         let heavy = self.shapes.is_heavy(shape);
+        let reads_history = candidates.iter().any(|p| p.uses_history());
+        let source = if heavy {
+            source
+        } else {
+            match self.judge_inline(&set, reads_history, source) {
+                Ok(judged) => return judged,
+                Err(unfinished) => unfinished,
+            }
+        };
         let (pool, slots) = if heavy {
             (&self.heavy_pool, &self.heavy_slots)
         } else {
@@ -264,7 +285,6 @@ impl Evaluator {
         };
         let model = Arc::clone(&self.model);
         let ledger = Arc::clone(&self.ledger);
-        let reads_history = candidates.iter().any(|p| p.uses_history());
         let hook = self.hook.clone();
         let summarize = self.summarize_impact;
         let task_set = Arc::clone(&set);
@@ -280,19 +300,9 @@ impl Evaluator {
             // Timed from here: waiting for the model (a re-list holding it) is not the
             // policies' doing, and must not send an ordinary shape to the heavy lane.
             let _ = task_began.set(Instant::now());
-            let mut decision = if reads_history {
-                judge_with_history(&ledger, &task_set, &request, &*view)
-            } else {
-                policies_cel::evaluate(&task_set, &request, &*view)
-            };
+            let decision = judge_request(&ledger, &task_set, &request, &*view, reads_history, None);
             drop(view);
-            // The estimate the policies read, for the decision log; the response never carries it.
-            let impact = decision
-                .impact
-                .take()
-                .filter(|_| summarize)
-                .map(|estimate| estimate.summary);
-            (decision, impact)
+            with_summary(decision, summarize)
         });
         let outcome = tokio::time::timeout_at(deadline, task).await;
         if let Some(began) = began.get() {
@@ -303,6 +313,7 @@ impl Evaluator {
                 decision,
                 failure: None,
                 impact,
+                lane: Some(if heavy { Lane::Heavy } else { Lane::Pool }),
             },
             Ok(Err(PoolError::Panicked)) => {
                 tracing::error!("an evaluation panicked; answered by failurePolicy");
@@ -324,6 +335,47 @@ impl Evaluator {
 }
 
 impl Evaluator {
+    /// Judges the request on this async worker under the trial allowance, when a slot is free
+    /// and no writer holds the model at once; gives the request back (finished) to be judged on
+    /// the pool otherwise, or when the allowance did not suffice or the evaluation panicked (the
+    /// pool judges it again with the whole budget, and reports a panic as such). Tests' hooks
+    /// (slow or panicking evaluations) always run on the pool.
+    fn judge_inline(
+        &self,
+        set: &Arc<PolicySet>,
+        reads_history: bool,
+        source: Source,
+    ) -> Result<Judged, Source> {
+        if self.inline_cost == 0 || self.hook.is_some() {
+            return Err(source);
+        }
+        let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() else {
+            return Err(source);
+        };
+        let Some(view) = self.model.try_read() else {
+            return Err(source);
+        };
+        let request = source.into_request();
+        let trial = Trial::new(self.inline_cost);
+        let judged = catch_unwind(AssertUnwindSafe(|| {
+            judge_request(&self.ledger, set, &request, &*view, reads_history, Some(&trial))
+        }));
+        drop(view);
+        drop(permit);
+        match judged {
+            Ok(decision) if !trial.exhausted() => {
+                let (decision, impact) = with_summary(decision, self.summarize_impact);
+                Ok(Judged {
+                    decision,
+                    failure: None,
+                    impact,
+                    lane: Some(Lane::Inline),
+                })
+            }
+            _ => Err(Source::Parsed(Box::new(request))),
+        }
+    }
+
     /// Marks `shape` heavy when its evaluation took `took` or longer than the threshold.
     fn observe(&self, shape: Shape, candidates: &[Arc<Policy>], took: Duration) {
         if self.shapes.observe(shape, took) {
@@ -337,37 +389,88 @@ impl Evaluator {
     }
 }
 
+/// Judges `request` (against the ledger when a candidate reads `history`), within `trial`'s
+/// allowance when there is one: the decision is the request's unless the trial is exhausted.
+fn judge_request(
+    ledger: &SharedLedger,
+    set: &PolicySet,
+    request: &Request,
+    view: &dyn ClusterView,
+    reads_history: bool,
+    trial: Option<&Trial>,
+) -> Decision {
+    if reads_history {
+        judge_with_history(ledger, set, request, view, trial)
+    } else {
+        let context = EvalContext {
+            trial,
+            ..EvalContext::default()
+        };
+        policies_cel::evaluate_in(set, request, view, &context)
+    }
+}
+
+/// The decision, with the estimate the policies read taken out as a summary for the decision log
+/// when `summarize` (the response never carries it).
+fn with_summary(mut decision: Decision, summarize: bool) -> (Decision, Option<Summary>) {
+    let impact = decision
+        .impact
+        .take()
+        .filter(|_| summarize)
+        .map(|estimate| estimate.summary);
+    (decision, impact)
+}
+
 /// Judges `request` against `history` and records it when admitted, so that requests of this
 /// replica never spend the same budget twice: a request to be recorded is recorded in the
 /// ledger's turn, and judged again there when another record arrived since its evaluation began
 /// (rare). Requests that record nothing (denied, dry runs, nothing disrupted) never wait: a
 /// budget only grows stricter with more records, so judging them against a view one record old
 /// cannot admit what a newer view would deny.
+/// Under a trial, nothing is recorded once the allowance ran out (the decision is not used).
 fn judge_with_history(
     ledger: &SharedLedger,
     set: &PolicySet,
     request: &Request,
-    view: &dyn policies_cel::ClusterView,
+    view: &dyn ClusterView,
+    trial: Option<&Trial>,
 ) -> Decision {
     let judge = |now| {
         ledger.with_view(|history| {
-            let context = policies_cel::EvalContext::with_history(history, now);
+            let context = EvalContext {
+                trial,
+                ..EvalContext::with_history(history, now)
+            };
             policies_cel::evaluate_in(set, request, view, &context)
         })
     };
+    let exhausted = || trial.is_some_and(Trial::exhausted);
     let version = ledger.version();
     let now = chrono::Utc::now();
     let decision = judge(now);
-    if policies_cel::history::record_of(request, &decision, view, now).is_none() {
+    if exhausted() || policies_cel::history::record_of(request, &decision, view, now).is_none() {
         return decision;
     }
-    let _turn = ledger.turn();
+    // A trial does not wait for another request's turn: the pool judges it again.
+    let _turn = match trial {
+        None => ledger.turn(),
+        Some(trial) => match ledger.try_turn() {
+            Some(turn) => turn,
+            None => {
+                trial.abandon();
+                return decision;
+            }
+        },
+    };
     let (decision, now) = if ledger.version() == version {
         (decision, now)
     } else {
         let now = chrono::Utc::now();
         (judge(now), now)
     };
+    if exhausted() {
+        return decision;
+    }
     if let Some(record) = policies_cel::history::record_of(request, &decision, view, now) {
         ledger.record(record);
     }
@@ -377,14 +480,20 @@ fn judge_with_history(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::admission::lanes::DEFAULT_INLINE_COST;
     use policies_cel::cluster::ClusterModel;
     use policies_cel::policy::Loader;
 
     fn evaluator(model: LiveModel, max_model_age: Duration) -> Evaluator {
+        with_inline_cost(model, max_model_age, 0)
+    }
+
+    fn with_inline_cost(model: LiveModel, max_model_age: Duration, inline_cost: u64) -> Evaluator {
         let limits = Limits {
             max_concurrency: 1,
             timeout: Duration::from_secs(1),
             max_model_age,
+            inline_cost,
         };
         Evaluator::new(
             Arc::new(model),
@@ -453,5 +562,119 @@ spec:
         assert!(why.contains("not ready"), "{why}");
         // Without an impact reader among the candidates, nothing is split even when stale.
         assert!(stale.split_stale(&candidates[1..]).is_none());
+    }
+
+    /// A trial of `costly` needs more than 1000 units (a 5000-step comprehension); `cheap` fits.
+    const LANE_POLICIES: &str = r#"
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: costly}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["*"], operations: [CREATE], resources: [configmaps]}]
+  validations: [{expression: "object.metadata.name != 'costly' || lists.range(5000).all(i, i >= 0)"}]
+---
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: names}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["*"], operations: [CREATE], resources: [configmaps]}]
+  validations: [{expression: "object.metadata.name != 'refused'", message: "refused by name"}]
+"#;
+
+    fn configmap_create(name: &str) -> Source {
+        let review = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "u", "operation": "CREATE", "name": name, "namespace": "ns",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "userInfo": {"username": "system:serviceaccount:ns:operator"},
+                "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}}
+            }
+        });
+        Source::Parsed(Box::new(Request::from_review(review).unwrap()))
+    }
+
+    async fn judged(evaluator: &Evaluator, name: &str) -> Judged {
+        let enforced = Enforced::new(
+            Loader::new()
+                .add_str("lanes.yaml", LANE_POLICIES)
+                .unwrap()
+                .finish()
+                .unwrap(),
+        );
+        let candidates = enforced.set.policies.clone();
+        evaluator
+            .judge(&enforced, candidates, configmap_create(name))
+            .await
+    }
+
+    #[tokio::test]
+    async fn within_the_allowance_a_request_is_judged_inline_and_beyond_it_on_the_pool() {
+        let evaluator = with_inline_cost(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+            1_000,
+        );
+        let cheap = judged(&evaluator, "refused").await;
+        assert_eq!(cheap.lane, Some(Lane::Inline));
+        assert!(!cheap.decision.allowed, "the inline verdict is the policies'");
+        assert_eq!(cheap.decision.denials[0].message, "refused by name");
+
+        let costly = judged(&evaluator, "costly").await;
+        assert_eq!(
+            costly.lane,
+            Some(Lane::Pool),
+            "5000 steps do not fit in 1000 units"
+        );
+        assert!(
+            costly.decision.allowed,
+            "judged again with the whole budget, not refused for the trial's: {:?}",
+            costly.decision.denials
+        );
+        assert_eq!(costly.failure, None);
+
+        let never = with_inline_cost(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+            0,
+        );
+        assert_eq!(
+            judged(&never, "refused").await.lane,
+            Some(Lane::Pool),
+            "--inline-cost 0"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_model_held_by_a_writer_sends_the_request_to_the_pool_instead_of_blocking_the_worker() {
+        let evaluator = Arc::new(with_inline_cost(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+            DEFAULT_INLINE_COST,
+        ));
+        let (held, release) = std::sync::mpsc::channel::<()>();
+        let (holding, is_held) = tokio::sync::oneshot::channel();
+        let model = Arc::clone(&evaluator.model);
+        let writer = std::thread::spawn(move || {
+            let _write = model.write();
+            let _ = holding.send(());
+            let _ = release.recv();
+        });
+        is_held.await.unwrap();
+        let judging = tokio::spawn({
+            let evaluator = Arc::clone(&evaluator);
+            async move { judged(&evaluator, "refused").await }
+        });
+        // The pool waits for the writer; the async worker did not.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!judging.is_finished(), "judged while the writer held the model");
+        held.send(()).unwrap();
+        writer.join().unwrap();
+        let judged = judging.await.unwrap();
+        assert_eq!(judged.lane, Some(Lane::Pool));
+        assert!(!judged.decision.allowed);
     }
 }

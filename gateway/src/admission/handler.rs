@@ -9,6 +9,7 @@ use policies_cel::{Request, WireReview};
 use warp::Reply;
 use warp::reply::Response;
 
+use crate::admission::Lane;
 use crate::admission::body::{Body, Intake};
 use crate::admission::evaluate::{Evaluator, Judged, Source};
 use crate::admission::parse::{Unreadable, parse_typed};
@@ -168,6 +169,7 @@ impl Admission {
             record.warned_by = verdict::warned_by(&judged.decision);
             record.failure = judged.failure.map(|k| k.as_str().to_owned());
             record.impact = judged.impact;
+            record.lane = judged.lane.map(Lane::as_str);
             record.latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
             self.log.write(&record);
         }

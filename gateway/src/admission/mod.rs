@@ -1,8 +1,8 @@
 //! `POST /validate`: read the body under its limits (size, deadline, the buffered-bytes budget),
 //! read the review in one pass (the request's own fields typed, its objects kept as text), apply
 //! self-protection, pre-filter the policies that could match (none: allowed at once, without
-//! parsing the objects or touching the model), finish the request on the evaluation pool and
-//! judge it within the limits, answer with an AdmissionReview, and record the decision (log and
+//! parsing the objects or touching the model), judge it within the limits (on the async worker
+//! under a small cost allowance, else on the evaluation pool: [`lanes`]), answer with an AdmissionReview, and record the decision (log and
 //! metrics).
 //!
 //! Every request gets a well-formed answer: a review (with the uid echoed) whenever a uid can be
@@ -29,6 +29,7 @@ use warp::reply::Response;
 
 pub use evaluate::{EvalHook, Evaluator, FailureKind, Judged, Limits, Source};
 pub use handler::Admission;
+pub use lanes::{DEFAULT_INLINE_COST, Lane};
 
 /// The webhook routes: `POST /validate`, and a Status answer for anything else.
 pub fn routes(

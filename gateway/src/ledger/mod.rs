@@ -116,6 +116,15 @@ impl SharedLedger {
         self.turns.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The turn if no one holds it now (a trial on an async worker does not wait for it).
+    pub fn try_turn(&self) -> Option<MutexGuard<'_, ()>> {
+        match self.turns.try_lock() {
+            Ok(turn) => Some(turn),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Changes whenever the union does: equal before and after an evaluation, the evaluation saw
     /// the latest records.
     pub fn version(&self) -> u64 {

@@ -139,6 +139,7 @@ impl Timeline<'_> {
         let context = EvalContext {
             history: Some(&self.ledger),
             now: self.now,
+            trial: None,
         };
         let decision = evaluate_in(self.set, &request, &self.model, &context);
         tally.record(event, &request, &decision);

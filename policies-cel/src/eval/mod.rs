@@ -17,12 +17,14 @@ mod review;
 mod run;
 pub mod selector;
 pub mod subjects;
+mod trial;
 mod wire;
 mod wire_review;
 
 pub use decision::{Decision, Denial, Outcome, PolicyResult};
 pub(crate) use request::Objects;
 pub use request::{Request, RequestError, operation_name};
+pub use trial::Trial;
 pub(crate) use wire::Found;
 pub use wire_review::WireReview;
 
@@ -47,13 +49,17 @@ use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySe
 pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validation_failure";
 
 /// What a request is judged with besides the policies, itself and the cluster: the history of
-/// admitted disruption the `history` library reads, and the time its windows end at.
+/// admitted disruption the `history` library reads, the time its windows end at, and whether
+/// this is a trial under a small allowance.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EvalContext<'a> {
     /// The ledger (none: nothing was recorded, every window is empty).
     pub history: Option<&'a Ledger>,
     /// The time of the request (none: the clock's, read only when a policy asks).
     pub now: Option<DateTime<Utc>>,
+    /// A trial's allowance, shared by every policy (none: each policy has its whole budget).
+    /// When [`Trial::exhausted`] afterwards, the decision is not the request's.
+    pub trial: Option<&'a Trial>,
 }
 
 impl<'a> EvalContext<'a> {
@@ -62,6 +68,7 @@ impl<'a> EvalContext<'a> {
         Self {
             history: Some(ledger),
             now: Some(now),
+            trial: None,
         }
     }
 }
@@ -95,6 +102,7 @@ pub fn evaluate_in(
         authorizer: OnceCell::new(),
         history: &history,
         match_memo: match_memo::MatchMemo::default(),
+        trial: context.trial,
     };
     let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
     let estimate = || {
@@ -161,6 +169,8 @@ struct Context<'a> {
     history: &'a RequestHistory<'a>,
     /// matchCondition answers shared by the policies judging this request.
     match_memo: match_memo::MatchMemo,
+    /// The allowance of a trial evaluation.
+    trial: Option<&'a Trial>,
 }
 
 impl Context<'_> {
@@ -324,6 +334,7 @@ fn judge<'a>(
             impact,
             cluster: context.cluster,
             history: context.history,
+            trial: context.trial,
         };
         let Ok(result) = catch_unwind(AssertUnwindSafe(|| run(policy, input))) else {
             // An internal error follows the failure policy, as an expression error does.

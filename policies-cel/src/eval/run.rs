@@ -4,6 +4,7 @@
 use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
 use crate::cluster::ClusterView;
 use crate::eval::Request;
+use crate::eval::Trial;
 use crate::eval::match_memo::MatchMemo;
 use crate::history::RequestHistory;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
@@ -49,6 +50,8 @@ pub(crate) struct RunInput<'a> {
     pub cluster: Option<&'a dyn ClusterView>,
     /// The ledger behind the `history` library, as this request sees it.
     pub history: &'a RequestHistory<'a>,
+    /// The allowance of a trial evaluation, which bounds this run's budget.
+    pub trial: Option<&'a Trial>,
 }
 
 /// The result of a run: outcome plus audit annotations (key without the policy prefix).
@@ -59,6 +62,24 @@ pub(crate) struct RunResult {
 }
 
 pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
+    let cost_limit = input.options.cost_limit;
+    let limit = input
+        .trial
+        .map_or((cost_limit, false), |trial| trial.limit(cost_limit));
+    let mut budget = Budget::new(limit.0);
+    if let Some(time_limit) = input.options.time_limit {
+        budget = budget.with_time_limit(time_limit);
+    }
+    let trial = input.trial;
+    let result = run_within(policy, input, &budget);
+    if let Some(trial) = trial {
+        trial.settle(limit, budget.spent());
+    }
+    result
+}
+
+/// [`run`] under `budget`.
+fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResult {
     let impact_read = std::cell::Cell::new(false);
     let estimate = input.impact;
     let impact = || {
@@ -84,11 +105,7 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
     if let Some(view) = input.cluster {
         bindings = bindings.with_cluster(view);
     }
-    let mut budget = Budget::new(input.options.cost_limit);
-    if let Some(limit) = input.options.time_limit {
-        budget = budget.with_time_limit(limit);
-    }
-    let eval = |program: &Program| program.eval(&bindings, &budget);
+    let eval = |program: &Program| program.eval(&bindings, budget);
     let fail = policy.failure_policy == FailurePolicy::Fail;
 
     let mut condition_error = None;

@@ -24,3 +24,4 @@ mod loader;
 mod pack;
 mod robustness;
 mod snapshot;
+mod trial;

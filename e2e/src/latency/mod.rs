@@ -41,6 +41,9 @@ pub struct Measured {
     /// Inside the judging gateway (its decision log's `latencyUs`: body read to answer), by
     /// request kind.
     pub gateway: BTreeMap<RequestKind, Vec<Duration>>,
+    /// Where the judging gateway evaluated them (its decision log's `lane`: inline, pool,
+    /// heavy), counted by request kind.
+    pub lanes: BTreeMap<RequestKind, BTreeMap<String, usize>>,
 }
 
 const NAMESPACE: &str = "bench";
@@ -108,16 +111,26 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
         .as_ref()
         .map(|g| g.all_decisions())
         .unwrap_or_default();
+    let (gateway, lanes) = gateway_times(&decisions);
     Ok(Measured {
         samples,
-        gateway: gateway_times(&decisions),
+        gateway,
+        lanes,
     })
 }
 
+/// The gateway's time for each request kind, and where it evaluated them.
+type Inside = (
+    BTreeMap<RequestKind, Vec<Duration>>,
+    BTreeMap<RequestKind, BTreeMap<String, usize>>,
+);
+
 /// The judging gateway's own time for the timed requests (admitted dry runs in the bench's
-/// namespace; the switches' probes are refused), from its decision log.
-fn gateway_times(decisions: &[serde_json::Value]) -> BTreeMap<RequestKind, Vec<Duration>> {
+/// namespace; the switches' probes are refused), and where it evaluated them, from its decision
+/// log.
+fn gateway_times(decisions: &[serde_json::Value]) -> Inside {
     let mut times: BTreeMap<RequestKind, Vec<Duration>> = BTreeMap::new();
+    let mut lanes: BTreeMap<RequestKind, BTreeMap<String, usize>> = BTreeMap::new();
     for entry in decisions {
         if entry["namespace"] != NAMESPACE || entry["dryRun"] != true || entry["verdict"] != "allowed" {
             continue;
@@ -134,8 +147,10 @@ fn gateway_times(decisions: &[serde_json::Value]) -> BTreeMap<RequestKind, Vec<D
         if let Some(us) = entry["latencyUs"].as_u64() {
             times.entry(kind).or_default().push(Duration::from_micros(us));
         }
+        let lane = entry["lane"].as_str().unwrap_or("none");
+        *lanes.entry(kind).or_default().entry(lane.to_owned()).or_default() += 1;
     }
-    times
+    (times, lanes)
 }
 
 #[cfg(test)]
@@ -148,7 +163,7 @@ mod tests {
             serde_json::json!({
                 "operation": op, "namespace": NAMESPACE, "dryRun": true, "verdict": verdict,
                 "resource": {"group": "apps", "version": "v1", "resource": resource, "subresource": sub},
-                "latencyUs": us,
+                "latencyUs": us, "lane": "inline",
             })
         };
         let decisions = [
@@ -157,7 +172,7 @@ mod tests {
             line("UPDATE", "statefulsets", "", "allowed", 800),
             line("CREATE", "deployments", "", "allowed", 30),
         ];
-        let times = gateway_times(&decisions);
+        let (times, lanes) = gateway_times(&decisions);
         assert_eq!(
             times.get(&RequestKind::ScaleStatefulSet),
             Some(&vec![Duration::from_micros(150)])
@@ -167,5 +182,11 @@ mod tests {
             Some(&vec![Duration::from_micros(30)])
         );
         assert_eq!(times.get(&RequestKind::DeletePod), None);
+        let inline = |kind| lanes.get(&kind).and_then(|l| l.get("inline")).copied();
+        assert_eq!(
+            inline(RequestKind::ScaleStatefulSet),
+            Some(1),
+            "the refused one is not counted"
+        );
     }
 }

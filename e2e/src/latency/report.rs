@@ -82,11 +82,28 @@ pub fn markdown(measured: &Measured, context: &Context) -> String {
         "\nInside the judging gateway (its decision log's `latencyUs`: body read to answer, the \
          timed requests only):\n"
     );
-    let _ = writeln!(out, "| request | median | p99 |");
-    let _ = writeln!(out, "|---|---:|---:|");
+    let _ = writeln!(out, "| request | median | p99 | evaluated |");
+    let _ = writeln!(out, "|---|---:|---:|---|");
     for kind in RequestKind::ALL {
         if let Some(s) = measured.gateway.get(&kind).and_then(|t| summarize(t)) {
-            let _ = writeln!(out, "| {} | {:.3} | {:.3} |", kind.label(), s.median_ms, s.p99_ms);
+            let lanes = measured
+                .lanes
+                .get(&kind)
+                .map(|lanes| {
+                    lanes
+                        .iter()
+                        .map(|(lane, count)| format!("{lane} {count}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "| {} | {:.3} | {:.3} | {lanes} |",
+                kind.label(),
+                s.median_ms,
+                s.p99_ms
+            );
         }
     }
     out
@@ -109,6 +126,9 @@ mod tests {
             samples.insert((Setup::NoopWebhook, kind), ms(2700));
             samples.insert((Setup::Judging, kind), ms(2750));
             measured.gateway.insert(kind, ms(40));
+            measured
+                .lanes
+                .insert(kind, [("inline".to_owned(), 3)].into_iter().collect());
         }
         let context = Context {
             kubernetes: "v1.36.2".to_owned(),
@@ -126,6 +146,9 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("| create Deployment | +0.050 | +0.050 |"), "{text}");
-        assert!(text.contains("| delete Pod | 0.040 | 0.040 |"), "{text}");
+        assert!(
+            text.contains("| delete Pod | 0.040 | 0.040 | inline 3 |"),
+            "{text}"
+        );
     }
 }

@@ -337,6 +337,11 @@ impl Gateway {
         self.process.as_ref().map(Process::id)
     }
 
+    /// The gateway process's resident memory (VmRSS, KiB), while it runs.
+    pub fn rss_kib(&self) -> Option<u64> {
+        rss_kib(self.pid()?)
+    }
+
     /// Kills the gateway (a fault test).
     pub fn kill(&mut self) {
         if let Some(mut process) = self.process.take() {
@@ -398,4 +403,14 @@ impl Gateway {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("suture-gateway.log")).unwrap_or_default()
     }
+}
+
+/// A process's resident memory (VmRSS, KiB).
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
 }

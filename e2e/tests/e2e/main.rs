@@ -5,6 +5,7 @@
 mod admission;
 mod bad_input;
 mod control_plane;
+mod exhausting;
 mod faults;
 mod ledger;
 mod model;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);
+    tests.extend(exhausting::TESTS);
     tests.extend(plugin::TESTS);
     tests.extend(faults::TESTS);
     tests.extend(ledger::TESTS);

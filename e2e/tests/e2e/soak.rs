@@ -157,15 +157,6 @@ async fn count_objects(client: &kube::Client, kind: &str) -> anyhow::Result<u64>
     Ok(u64::try_from(count)?)
 }
 
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-}
-
 /// The gateway's model counts by kind, from its /metrics.
 async fn model_counts(metrics: &str) -> anyhow::Result<BTreeMap<String, u64>> {
     let (_, text) = http_get(metrics, "/metrics").await?;
@@ -264,7 +255,7 @@ fn a_churning_cluster_under_load_for_the_soak_length(cluster: &mut Cluster) -> T
         let mut series = Vec::new();
         let sampler = async {
             while Instant::now() < until {
-                if let Some(rss) = rss_kib(pid) {
+                if let Some(rss) = gateway::rss_kib(pid) {
                     series.push(rss);
                 }
                 tokio::time::sleep(Duration::from_secs(10)).await;

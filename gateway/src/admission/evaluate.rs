@@ -1,7 +1,8 @@
 //! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` under a read view of the
-//! model, and a per-request deadline. A request is first judged on the async worker that read it
-//! under a small cost allowance (a trial: no thread hand-off), and when that does not suffice,
-//! the model is busy or a slot is not free at once, on the evaluation pool ([`pool`](super::pool):
+//! model, and a per-request deadline. When no other evaluation is running, a request is first
+//! judged on the async worker that read it under a small cost allowance (a trial: no thread
+//! hand-off); under load, when the trial does not suffice or the model is busy, on the
+//! evaluation pool ([`pool`](super::pool):
 //! one thread per core) with the policies' whole budgets. A timeout, a panic or an internal error
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
@@ -21,7 +22,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::admission::failure;
-use crate::admission::lanes::{HEAVY_CONCURRENCY, HEAVY_EVALUATION, HeavyShapes, Lane, Shape};
+use crate::admission::lanes::{HEAVY_CONCURRENCY, HEAVY_EVALUATION, Lane, Shape, ShapeMemory};
 use crate::admission::pool::{EvalPool, PoolError};
 use crate::ledger::SharedLedger;
 use crate::model::LiveModel;
@@ -99,10 +100,15 @@ pub struct Evaluator {
     ledger: Arc<SharedLedger>,
     pool: EvalPool,
     slots: Arc<Semaphore>,
+    /// The slots in all (`--max-concurrency`).
+    max_concurrency: usize,
     /// The heavy lane: its own thread and slots.
     heavy_pool: EvalPool,
     heavy_slots: Arc<Semaphore>,
-    shapes: HeavyShapes,
+    /// Shapes judged on the heavy lane.
+    heavy_shapes: ShapeMemory,
+    /// Shapes whose trial ran out lately: judged on the pool at once.
+    beyond_trial: ShapeMemory,
     timeout: Duration,
     max_model_age: Duration,
     /// Recompute the impact summary for the decision log (evaluate() does not return it).
@@ -150,9 +156,11 @@ impl Evaluator {
             ledger,
             pool,
             slots: Arc::new(Semaphore::new(limits.max_concurrency.max(1))),
+            max_concurrency: limits.max_concurrency.max(1),
             heavy_pool,
             heavy_slots: Arc::new(Semaphore::new(HEAVY_CONCURRENCY)),
-            shapes: HeavyShapes::default(),
+            heavy_shapes: ShapeMemory::default(),
+            beyond_trial: ShapeMemory::default(),
             timeout: limits.timeout,
             max_model_age: limits.max_model_age,
             summarize_impact,
@@ -246,12 +254,12 @@ impl Evaluator {
         };
         let budget = self.timeout;
         let shape = Shape::of(candidates);
-        let heavy = self.shapes.is_heavy(shape);
+        let heavy = self.heavy_shapes.is_marked(shape);
         let reads_history = candidates.iter().any(|p| p.uses_history());
-        let source = if heavy {
+        let source = if heavy || self.beyond_trial.is_marked(shape) {
             source
         } else {
-            match self.judge_inline(&set, reads_history, source) {
+            match self.judge_inline(&set, shape, reads_history, source) {
                 Ok(judged) => return judged,
                 Err(unfinished) => unfinished,
             }
@@ -335,18 +343,24 @@ impl Evaluator {
 }
 
 impl Evaluator {
-    /// Judges the request on this async worker under the trial allowance, when a slot is free
-    /// and no writer holds the model at once; gives the request back (finished) to be judged on
-    /// the pool otherwise, or when the allowance did not suffice or the evaluation panicked (the
-    /// pool judges it again with the whole budget, and reports a panic as such). Tests' hooks
-    /// (slow or panicking evaluations) always run on the pool.
+    /// Judges the request on this async worker under the trial allowance, when no other
+    /// evaluation is running and no writer holds the model at once; gives the request back (finished) to be judged on
+    /// the pool otherwise, or when the allowance did not suffice (then requests of its `shape`
+    /// skip the trial for a while) or the evaluation panicked (the pool judges it again with the
+    /// whole budget, and reports a panic as such). Tests' hooks (slow or panicking evaluations)
+    /// always run on the pool.
     fn judge_inline(
         &self,
         set: &Arc<PolicySet>,
+        shape: Shape,
         reads_history: bool,
         source: Source,
     ) -> Result<Judged, Source> {
-        if self.inline_cost == 0 || self.hook.is_some() {
+        // With another evaluation running, the pool's threads are awake and a hand-off is
+        // cheap, while evaluations on the async workers would delay their I/O: under load
+        // (64 connections in the load benchmark) the trial costs throughput.
+        let idle = self.slots.available_permits() == self.max_concurrency;
+        if self.inline_cost == 0 || self.hook.is_some() || !idle {
             return Err(source);
         }
         let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() else {
@@ -372,13 +386,17 @@ impl Evaluator {
                     lane: Some(Lane::Inline),
                 })
             }
-            _ => Err(Source::Parsed(Box::new(request))),
+            Ok(_) => {
+                self.beyond_trial.mark(shape);
+                Err(Source::Parsed(Box::new(request)))
+            }
+            Err(_) => Err(Source::Parsed(Box::new(request))),
         }
     }
 
     /// Marks `shape` heavy when its evaluation took `took` or longer than the threshold.
     fn observe(&self, shape: Shape, candidates: &[Arc<Policy>], took: Duration) {
-        if self.shapes.observe(shape, took) {
+        if self.heavy_shapes.observe(shape, took) {
             let policies: Vec<&str> = candidates.iter().map(|p| p.name.as_str()).collect();
             tracing::warn!(
                 ?policies,
@@ -635,6 +653,19 @@ spec:
             costly.decision.denials
         );
         assert_eq!(costly.failure, None);
+        let shape = Shape::of(
+            &Loader::new()
+                .add_str("lanes.yaml", LANE_POLICIES)
+                .unwrap()
+                .finish()
+                .unwrap()
+                .policies,
+        );
+        assert!(
+            evaluator.beyond_trial.is_marked(shape),
+            "requests of a shape whose trial ran out skip the trial for a while"
+        );
+        assert_eq!(judged(&evaluator, "refused").await.lane, Some(Lane::Pool));
 
         let never = with_inline_cost(
             LiveModel::ready_with(ClusterModel::new()),
@@ -676,5 +707,30 @@ spec:
         let judged = judging.await.unwrap();
         assert_eq!(judged.lane, Some(Lane::Pool));
         assert!(!judged.decision.allowed);
+    }
+
+    #[tokio::test]
+    async fn with_another_evaluation_running_the_request_is_handed_to_the_pool() {
+        let evaluator = Arc::new(with_inline_cost(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+            DEFAULT_INLINE_COST,
+        ));
+        // Another evaluation holds a slot (the only one here) for 50 ms.
+        let running = Arc::clone(&evaluator.slots).acquire_owned().await.unwrap();
+        let judging = tokio::spawn({
+            let evaluator = Arc::clone(&evaluator);
+            async move { judged(&evaluator, "refused").await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(running);
+        let busy = judging.await.unwrap();
+        assert_eq!(busy.lane, Some(Lane::Pool));
+        assert!(!busy.decision.allowed);
+        assert_eq!(
+            judged(&evaluator, "refused").await.lane,
+            Some(Lane::Inline),
+            "idle again: judged inline"
+        );
     }
 }

@@ -1,8 +1,10 @@
-//! Where a request is judged. First, on the async worker that read it, under a small cost
-//! allowance ([`DEFAULT_INLINE_COST`], a trial evaluation): an ordinary request is answered
-//! without waking another thread, which on a small machine costs more than the evaluation (an
-//! idle thread's wake-up is tens to hundreds of microseconds). One that needs more than the
-//! allowance is judged again on the evaluation threads with the policies' whole budgets.
+//! Where a request is judged. When no other evaluation is running, first on the async worker
+//! that read it, under a small cost allowance ([`DEFAULT_INLINE_COST`], a trial evaluation): an
+//! ordinary request is answered without waking an idle thread, which on a small machine costs
+//! more than the evaluation (tens to hundreds of microseconds). One that needs more than the
+//! allowance is judged again on the evaluation threads with the policies' whole budgets, and its
+//! shape skips the trial for [`HEAVY_MEMORY`]. Under load the threads are awake, the hand-off is
+//! cheap, and evaluations on the async workers would delay their I/O: requests go to the pool.
 //!
 //! Heavy requests are kept apart: a request is judged by the set of policies that could match it
 //! (its *shape*), and a shape whose evaluation recently took longer than [`HEAVY_EVALUATION`] (a
@@ -73,33 +75,36 @@ impl Shape {
     }
 }
 
-/// The shapes found heavy, each with when it last was.
+/// Shapes marked for [`HEAVY_MEMORY`] after their last mark: the shapes found heavy, or the
+/// shapes whose trial ran out (judged on the pool at once, not tried and judged twice).
 #[derive(Debug, Default)]
-pub struct HeavyShapes {
+pub struct ShapeMemory {
     marked: Mutex<HashMap<Shape, Instant>>,
 }
 
-impl HeavyShapes {
-    /// Whether requests of `shape` go to the heavy lane now.
-    pub fn is_heavy(&self, shape: Shape) -> bool {
+impl ShapeMemory {
+    /// Whether `shape` is marked now.
+    pub fn is_marked(&self, shape: Shape) -> bool {
         let Ok(marked) = self.marked.lock() else {
             return false;
         };
         marked.get(&shape).is_some_and(|at| at.elapsed() < HEAVY_MEMORY)
     }
 
-    /// Records that an evaluation of `shape` took `took`; true when that made the shape heavy
-    /// (it was not before).
-    pub fn observe(&self, shape: Shape, took: Duration) -> bool {
-        if took < HEAVY_EVALUATION {
-            return false;
-        }
+    /// Marks `shape` from now on; true when it was not marked before.
+    pub fn mark(&self, shape: Shape) -> bool {
         let Ok(mut marked) = self.marked.lock() else {
             return false;
         };
         let now = Instant::now();
         marked.retain(|_, at| now.duration_since(*at) < HEAVY_MEMORY);
         marked.insert(shape, now).is_none()
+    }
+
+    /// Records that an evaluation of `shape` took `took`; true when that made the shape heavy
+    /// (it was not before).
+    pub fn observe(&self, shape: Shape, took: Duration) -> bool {
+        took >= HEAVY_EVALUATION && self.mark(shape)
     }
 }
 
@@ -109,20 +114,20 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_slow_evaluation_marks_its_shape_for_a_while() {
-        let shapes = HeavyShapes::default();
+        let shapes = ShapeMemory::default();
         let (slow, other) = (Shape(1), Shape(2));
         assert!(!shapes.observe(slow, Duration::from_millis(5)));
-        assert!(!shapes.is_heavy(slow), "a fast evaluation marks nothing");
+        assert!(!shapes.is_marked(slow), "a fast evaluation marks nothing");
 
         assert!(shapes.observe(slow, Duration::from_millis(400)));
-        assert!(shapes.is_heavy(slow));
-        assert!(!shapes.is_heavy(other), "other shapes stay on the main lane");
+        assert!(shapes.is_marked(slow));
+        assert!(!shapes.is_marked(other), "other shapes stay on the main lane");
         assert!(
             !shapes.observe(slow, HEAVY_EVALUATION),
             "already heavy: marked again, not new"
         );
 
         tokio::time::advance(HEAVY_MEMORY).await;
-        assert!(!shapes.is_heavy(slow), "forgotten after {HEAVY_MEMORY:?}");
+        assert!(!shapes.is_marked(slow), "forgotten after {HEAVY_MEMORY:?}");
     }
 }

@@ -156,9 +156,8 @@ pub struct Config {
     pub max_concurrency: u32,
 
     /// Cost units (as the CEL budget counts them: about one per expression step) a request may
-    /// spend being judged on the async worker that read it, when no other evaluation is running,
-    /// with no hand-off to an evaluation thread; one that needs more is judged again on the
-    /// evaluation threads. 0: always hand off
+    /// spend being judged on the async worker that read it, with no hand-off to an evaluation
+    /// thread; one that needs more is judged again on the evaluation threads. 0: always hand off
     #[arg(long, env = "SUTURE_INLINE_COST", default_value_t = DEFAULT_INLINE_COST, value_name = "UNITS")]
     pub inline_cost: u64,
 

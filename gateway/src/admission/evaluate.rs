@@ -1,8 +1,7 @@
 //! Bounded evaluation: a concurrency limit (semaphore), `evaluate()` under a read view of the
-//! model, and a per-request deadline. When no other evaluation is running, a request is first
-//! judged on the async worker that read it under a small cost allowance (a trial: no thread
-//! hand-off); under load, when the trial does not suffice or the model is busy, on the
-//! evaluation pool ([`pool`](super::pool):
+//! model, and a per-request deadline. A request is first judged on the async worker that read it
+//! under a small cost allowance (a trial: no thread hand-off); when that does not suffice, the
+//! model is busy or no slot is free at once, on the evaluation pool ([`pool`](super::pool):
 //! one thread per core) with the policies' whole budgets. A timeout, a panic or an internal error
 //! is answered by the failurePolicy of the policies that could match; so are impact-reading
 //! policies when the model is stale or not ready (they are left out of the evaluated set).
@@ -100,8 +99,6 @@ pub struct Evaluator {
     ledger: Arc<SharedLedger>,
     pool: EvalPool,
     slots: Arc<Semaphore>,
-    /// The slots in all (`--max-concurrency`).
-    max_concurrency: usize,
     /// The heavy lane: its own thread and slots.
     heavy_pool: EvalPool,
     heavy_slots: Arc<Semaphore>,
@@ -156,7 +153,6 @@ impl Evaluator {
             ledger,
             pool,
             slots: Arc::new(Semaphore::new(limits.max_concurrency.max(1))),
-            max_concurrency: limits.max_concurrency.max(1),
             heavy_pool,
             heavy_slots: Arc::new(Semaphore::new(HEAVY_CONCURRENCY)),
             heavy_shapes: ShapeMemory::default(),
@@ -343,8 +339,8 @@ impl Evaluator {
 }
 
 impl Evaluator {
-    /// Judges the request on this async worker under the trial allowance, when no other
-    /// evaluation is running and no writer holds the model at once; gives the request back (finished) to be judged on
+    /// Judges the request on this async worker under the trial allowance, when a slot is free
+    /// and no writer holds the model at once; gives the request back (finished) to be judged on
     /// the pool otherwise, or when the allowance did not suffice (then requests of its `shape`
     /// skip the trial for a while) or the evaluation panicked (the pool judges it again with the
     /// whole budget, and reports a panic as such). Tests' hooks (slow or panicking evaluations)
@@ -356,11 +352,11 @@ impl Evaluator {
         reads_history: bool,
         source: Source,
     ) -> Result<Judged, Source> {
-        // With another evaluation running, the pool's threads are awake and a hand-off is
-        // cheap, while evaluations on the async workers would delay their I/O: under load
-        // (64 connections in the load benchmark) the trial costs throughput.
-        let idle = self.slots.available_permits() == self.max_concurrency;
-        if self.inline_cost == 0 || self.hook.is_some() || !idle {
+        // Tried whether or not the pool is busy: when expensive requests occupy its threads
+        // (before their shape is found heavy), a cheap request judged here does not queue behind
+        // them. Under many connections of cheap requests this costs throughput (README,
+        // "The inline trial under load").
+        if self.inline_cost == 0 || self.hook.is_some() {
             return Err(source);
         }
         let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() else {
@@ -508,7 +504,7 @@ mod tests {
 
     fn with_inline_cost(model: LiveModel, max_model_age: Duration, inline_cost: u64) -> Evaluator {
         let limits = Limits {
-            max_concurrency: 1,
+            max_concurrency: 2,
             timeout: Duration::from_secs(1),
             max_model_age,
             inline_cost,
@@ -709,28 +705,40 @@ spec:
         assert!(!judged.decision.allowed);
     }
 
-    #[tokio::test]
-    async fn with_another_evaluation_running_the_request_is_handed_to_the_pool() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cheap_request_does_not_queue_behind_long_evaluations_on_the_pool() {
         let evaluator = Arc::new(with_inline_cost(
             LiveModel::ready_with(ClusterModel::new()),
             Duration::from_secs(60),
             DEFAULT_INLINE_COST,
         ));
-        // Another evaluation holds a slot (the only one here) for 50 ms.
-        let running = Arc::clone(&evaluator.slots).acquire_owned().await.unwrap();
-        let judging = tokio::spawn({
+        // The pool's only thread is taken by a long evaluation (a shape not yet found heavy),
+        // which holds its slot.
+        let (taken, is_taken) = tokio::sync::oneshot::channel();
+        let slot = Arc::clone(&evaluator.slots).acquire_owned().await.unwrap();
+        let long = tokio::spawn({
             let evaluator = Arc::clone(&evaluator);
-            async move { judged(&evaluator, "refused").await }
+            async move {
+                evaluator
+                    .pool
+                    .run(move || {
+                        let _slot = slot;
+                        let _ = taken.send(());
+                        std::thread::sleep(Duration::from_millis(500));
+                    })
+                    .await
+            }
         });
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        drop(running);
-        let busy = judging.await.unwrap();
-        assert_eq!(busy.lane, Some(Lane::Pool));
-        assert!(!busy.decision.allowed);
-        assert_eq!(
-            judged(&evaluator, "refused").await.lane,
-            Some(Lane::Inline),
-            "idle again: judged inline"
+        is_taken.await.unwrap();
+        let began = std::time::Instant::now();
+        let cheap = judged(&evaluator, "refused").await;
+        assert_eq!(cheap.lane, Some(Lane::Inline));
+        assert!(!cheap.decision.allowed);
+        assert!(
+            began.elapsed() < Duration::from_millis(400),
+            "waited for the pool: {:?}",
+            began.elapsed()
         );
+        long.await.unwrap().unwrap();
     }
 }

@@ -1,10 +1,9 @@
-//! Where a request is judged. When no other evaluation is running, first on the async worker
-//! that read it, under a small cost allowance ([`DEFAULT_INLINE_COST`], a trial evaluation): an
-//! ordinary request is answered without waking an idle thread, which on a small machine costs
-//! more than the evaluation (tens to hundreds of microseconds). One that needs more than the
-//! allowance is judged again on the evaluation threads with the policies' whole budgets, and its
-//! shape skips the trial for [`HEAVY_MEMORY`]. Under load the threads are awake, the hand-off is
-//! cheap, and evaluations on the async workers would delay their I/O: requests go to the pool.
+//! Where a request is judged. First on the async worker that read it, under a small cost
+//! allowance ([`DEFAULT_INLINE_COST`], a trial evaluation): an ordinary request is answered
+//! without waking an idle thread, which on a small machine costs more than the evaluation (tens
+//! to hundreds of microseconds), and without queueing behind expensive requests that occupy the
+//! threads. One that needs more than the allowance is judged again on the evaluation threads
+//! with the policies' whole budgets, and its shape skips the trial for [`HEAVY_MEMORY`].
 //!
 //! Heavy requests are kept apart: a request is judged by the set of policies that could match it
 //! (its *shape*), and a shape whose evaluation recently took longer than [`HEAVY_EVALUATION`] (a

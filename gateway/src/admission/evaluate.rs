@@ -373,7 +373,7 @@ impl Evaluator {
         drop(view);
         drop(permit);
         match judged {
-            Ok(decision) if !trial.exhausted() => {
+            Ok(decision) if trial.concluded() => {
                 let (decision, impact) = with_summary(decision, self.summarize_impact);
                 Ok(Judged {
                     decision,
@@ -382,11 +382,13 @@ impl Evaluator {
                     lane: Some(Lane::Inline),
                 })
             }
-            Ok(_) => {
+            // Needed more than the allowance: the next requests of its shape skip the trial.
+            Ok(_) if trial.exhausted() => {
                 self.beyond_trial.mark(shape);
                 Err(Source::Parsed(Box::new(request)))
             }
-            Err(_) => Err(Source::Parsed(Box::new(request))),
+            // Abandoned (the ledger's turn was taken) or panicked: the pool judges this one.
+            Ok(_) | Err(_) => Err(Source::Parsed(Box::new(request))),
         }
     }
 
@@ -404,7 +406,7 @@ impl Evaluator {
 }
 
 /// Judges `request` (against the ledger when a candidate reads `history`), within `trial`'s
-/// allowance when there is one: the decision is the request's unless the trial is exhausted.
+/// allowance when there is one: the decision is the request's when the trial concluded.
 fn judge_request(
     ledger: &SharedLedger,
     set: &PolicySet,
@@ -441,7 +443,7 @@ fn with_summary(mut decision: Decision, summarize: bool) -> (Decision, Option<Su
 /// (rare). Requests that record nothing (denied, dry runs, nothing disrupted) never wait: a
 /// budget only grows stricter with more records, so judging them against a view one record old
 /// cannot admit what a newer view would deny.
-/// Under a trial, nothing is recorded once the allowance ran out (the decision is not used).
+/// Under a trial, nothing is recorded unless it concluded (otherwise the decision is not used).
 fn judge_with_history(
     ledger: &SharedLedger,
     set: &PolicySet,
@@ -458,11 +460,11 @@ fn judge_with_history(
             policies_cel::evaluate_in(set, request, view, &context)
         })
     };
-    let exhausted = || trial.is_some_and(Trial::exhausted);
+    let unfinished = || trial.is_some_and(|trial| !trial.concluded());
     let version = ledger.version();
     let now = chrono::Utc::now();
     let decision = judge(now);
-    if exhausted() || policies_cel::history::record_of(request, &decision, view, now).is_none() {
+    if unfinished() || policies_cel::history::record_of(request, &decision, view, now).is_none() {
         return decision;
     }
     // A trial does not wait for another request's turn: the pool judges it again.
@@ -482,7 +484,7 @@ fn judge_with_history(
         let now = chrono::Utc::now();
         (judge(now), now)
     };
-    if exhausted() {
+    if unfinished() {
         return decision;
     }
     if let Some(record) = policies_cel::history::record_of(request, &decision, view, now) {
@@ -500,6 +502,15 @@ mod tests {
 
     fn evaluator(model: LiveModel, max_model_age: Duration) -> Evaluator {
         with_inline_cost(model, max_model_age, 0)
+    }
+
+    /// An evaluator with the default trial allowance over an empty, ready model.
+    fn trying_inline() -> Arc<Evaluator> {
+        Arc::new(with_inline_cost(
+            LiveModel::ready_with(ClusterModel::new()),
+            Duration::from_secs(60),
+            DEFAULT_INLINE_COST,
+        ))
     }
 
     fn with_inline_cost(model: LiveModel, max_model_age: Duration, inline_cost: u64) -> Evaluator {
@@ -677,11 +688,7 @@ spec:
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_model_held_by_a_writer_sends_the_request_to_the_pool_instead_of_blocking_the_worker() {
-        let evaluator = Arc::new(with_inline_cost(
-            LiveModel::ready_with(ClusterModel::new()),
-            Duration::from_secs(60),
-            DEFAULT_INLINE_COST,
-        ));
+        let evaluator = trying_inline();
         let (held, release) = std::sync::mpsc::channel::<()>();
         let (holding, is_held) = tokio::sync::oneshot::channel();
         let model = Arc::clone(&evaluator.model);
@@ -707,11 +714,7 @@ spec:
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_cheap_request_does_not_queue_behind_long_evaluations_on_the_pool() {
-        let evaluator = Arc::new(with_inline_cost(
-            LiveModel::ready_with(ClusterModel::new()),
-            Duration::from_secs(60),
-            DEFAULT_INLINE_COST,
-        ));
+        let evaluator = trying_inline();
         // The pool's only thread is taken by a long evaluation (a shape not yet found heavy),
         // which holds its slot.
         let (taken, is_taken) = tokio::sync::oneshot::channel();

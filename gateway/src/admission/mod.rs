@@ -2,8 +2,8 @@
 //! read the review in one pass (the request's own fields typed, its objects kept as text), apply
 //! self-protection, pre-filter the policies that could match (none: allowed at once, without
 //! parsing the objects or touching the model), judge it within the limits (on the async worker
-//! under a small cost allowance, else on the evaluation pool: [`lanes`]), answer with an AdmissionReview, and record the decision (log and
-//! metrics).
+//! under a small cost allowance, else on the evaluation pool: [`lanes`]), answer with an
+//! AdmissionReview, and record the decision (log and metrics).
 //!
 //! Every request gets a well-formed answer: a review (with the uid echoed) whenever a uid can be
 //! read, a `v1 Status` JSON body with an HTTP error code otherwise.

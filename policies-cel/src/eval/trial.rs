@@ -2,8 +2,8 @@
 //! policies that judge it, so that a caller can afford to evaluate where blocking is costly (the
 //! gateway's async workers, which also serve other connections) and judge the request again
 //! elsewhere, with the policies' whole budgets, when the allowance runs out. A trial that ran out
-//! says so, and its decision must not be used: a policy stopped by the allowance looks to
-//! `evaluate()` like one that ran out of its own budget.
+//! (or that its caller abandoned) says so, and its decision must not be used: a policy stopped by
+//! the allowance looks to `evaluate()` like one that ran out of its own budget.
 
 use std::cell::Cell;
 
@@ -13,6 +13,7 @@ pub struct Trial {
     allowance: u64,
     spent: Cell<u64>,
     exhausted: Cell<bool>,
+    abandoned: Cell<bool>,
 }
 
 impl Trial {
@@ -23,18 +24,25 @@ impl Trial {
             allowance,
             spent: Cell::new(0),
             exhausted: Cell::new(false),
+            abandoned: Cell::new(false),
         }
     }
 
-    /// True when some policy was stopped by the allowance (or the caller abandoned the trial):
-    /// the decision is not the request's.
+    /// True when some policy was stopped by the allowance: the request needs more than it.
     pub fn exhausted(&self) -> bool {
         self.exhausted.get()
     }
 
-    /// Ends the trial unfinished for a reason of the caller's (a lock it will not wait for).
+    /// Ends the trial unfinished for a reason of the caller's (a lock it will not wait for), not
+    /// for what the request costs.
     pub fn abandon(&self) {
-        self.exhausted.set(true);
+        self.abandoned.set(true);
+    }
+
+    /// True when the decision is the request's: the allowance sufficed and the trial was not
+    /// abandoned.
+    pub fn concluded(&self) -> bool {
+        !self.exhausted.get() && !self.abandoned.get()
     }
 
     /// Cost units spent so far, over every policy.
@@ -90,6 +98,19 @@ mod tests {
         let last = trial.limit(1_000);
         trial.settle(last, last.0 + 1);
         assert!(trial.exhausted());
+        assert!(!trial.concluded());
         assert_eq!(trial.spent(), 100);
+    }
+
+    #[test]
+    fn an_abandoned_trial_is_not_concluded_nor_exhausted() {
+        let trial = Trial::new(100);
+        assert!(trial.concluded());
+        trial.abandon();
+        assert!(!trial.concluded(), "its decision is not used");
+        assert!(
+            !trial.exhausted(),
+            "the request did not need more than the allowance"
+        );
     }
 }

@@ -5,7 +5,7 @@
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{DeleteParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 use suture_e2e::Cluster;
 use suture_e2e::gateway;
@@ -81,6 +81,25 @@ fn after_an_apiserver_restart_the_model_is_current_again(cluster: &mut Cluster) 
         scene::statefulset_ready(cluster, ns, "db").await?;
         scene::gateway_sees(&op, ns).await?;
         let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), ns);
+        // A scale request carries no StatefulSet (only a Scale): refused below quorum only once
+        // the StatefulSet watch itself has resumed and the model holds the set. (A DELETE would
+        // not show it: its oldObject lets the set be judged while the model still lags.)
+        scene::until_answered(
+            "the StatefulSet made after the restart to be in the gateway's model",
+            scene::Answer::RefusedWith("SafetyPolicy 'suture-"),
+            || {
+                let sets = sets.clone();
+                async move {
+                    sets.patch_scale(
+                        "db",
+                        &PatchParams::default().dry_run(),
+                        &Patch::Merge(json!({"spec": {"replicas": 1}})),
+                    )
+                    .await
+                }
+            },
+        )
+        .await?;
         let message = scene::refusal(
             "deleting the StatefulSet made after the restart",
             sets.delete("db", &DeleteParams::default()).await,

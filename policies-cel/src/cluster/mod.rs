@@ -7,12 +7,14 @@
 pub mod api;
 mod index;
 pub mod json;
+mod layered;
 mod model;
 pub mod object;
 pub mod project;
 pub mod snapshot;
 mod view;
 
+pub use layered::Layered;
 pub use model::{ClusterModel, KindCounts, ObjectId, labels_from};
 pub use object::{Object, ObjectKey, Spec};
 pub use project::{ProjectError, UNREAD_BY_WORKLOAD_SPECS, project, project_spec};

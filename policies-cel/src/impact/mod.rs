@@ -39,11 +39,25 @@ pub(crate) fn field<'a>(json: &'a serde_json::Value, keys: &[&str]) -> Option<&'
 pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
     let subject = Subject::new(request, view);
     let mut effects = Effects::default();
-    match finalizers::completed_deletion(&subject) {
-        Some(propagation) => finalizers::estimate(view, &subject, propagation, &mut effects),
-        None => by_request(view, &subject, &mut effects),
+    match delete::caught_up(view, &subject) {
+        Some(layered) => {
+            effects.note(format!(
+                "{} is not in the cluster model yet: judged with the request's oldObject",
+                subject.key
+            ));
+            estimate_in(&layered, &subject, effects)
+        }
+        None => estimate_in(view, &subject, effects),
     }
-    consequences::assemble(view, &subject, effects)
+}
+
+/// The estimate of the subject's request in `view`.
+fn estimate_in(view: &dyn ClusterView, subject: &Subject, mut effects: Effects) -> Impact {
+    match finalizers::completed_deletion(subject) {
+        Some(propagation) => finalizers::estimate(view, subject, propagation, &mut effects),
+        None => by_request(view, subject, &mut effects),
+    }
+    consequences::assemble(view, subject, effects)
 }
 
 /// The rule for what the request itself asks (every request but a completed deletion).

@@ -15,6 +15,13 @@ const STATEFULSETS: (&str, &str, &str) = ("apps", "v1", "statefulsets");
 /// A 3-member database: StatefulSet `pg` (claims `data-pg-N` on volumes with reclaim Delete),
 /// a PDB with minAvailable 2 and a Service.
 fn database(retention: Retention) -> (ClusterModel, Object) {
+    let (mut objects, sts) = database_without_its_statefulset(retention);
+    objects.push(sts.clone());
+    (model(objects), sts)
+}
+
+/// The objects of [`database`] but its StatefulSet, and the StatefulSet.
+fn database_without_its_statefulset(retention: Retention) -> (Vec<Object>, Object) {
     let sts = statefulset("databases", "pg", 3, "pg", &["data"], retention);
     let mut objects = vec![
         object("Namespace", "", "databases", Spec::Namespace),
@@ -31,8 +38,7 @@ fn database(retention: Retention) -> (ClusterModel, Object) {
         objects.push(pvc("databases", &claim, &format!("pv-{i}")));
         objects.push(pv(&format!("pv-{i}"), "databases", &claim, true));
     }
-    objects.push(sts.clone());
-    (model(objects), sts)
+    (objects, sts)
 }
 
 fn deleted_names(impact: &policies_cel::impact::Impact) -> Vec<String> {
@@ -597,6 +603,64 @@ fn an_object_the_model_has_never_seen_changes_nothing() {
     assert_eq!(impact.summary, Summary::default());
     assert!(impact.notes[0].contains("not in the cluster model"));
     assert_eq!(impact.action, "delete StatefulSet databases/ghost");
+}
+
+/// The StatefulSet `pg` of [`database`] as kube-apiserver sends it in a DELETE's `oldObject`.
+fn pg_as_stored() -> serde_json::Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "pg", "namespace": "databases", "uid": uid("StatefulSet", "pg").to_string()},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "pg"}},
+            "serviceName": "pg",
+            "template": {"metadata": {"labels": {"app": "pg"}}, "spec": {"containers": [{"name": "pg", "image": "postgres:16"}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}}],
+        },
+    })
+}
+
+#[test]
+fn an_object_the_model_has_not_caught_up_with_is_judged_from_its_old_object() {
+    // The model lags: it holds the pods and claims but not yet their StatefulSet (created a moment
+    // ago, or its watch still reconnecting). The DELETE's oldObject names it, with its uid.
+    let lagging = model(database_without_its_statefulset(Retention::default()).0);
+    let deleting = |old_object: serde_json::Value| {
+        review(
+            "DELETE",
+            STATEFULSETS,
+            "StatefulSet",
+            "databases",
+            "pg",
+            json!({"object": null, "oldObject": old_object}),
+        )
+    };
+    let impact = estimate(&deleting(pg_as_stored()), &lagging);
+    assert_eq!(
+        (
+            impact.summary.deleted,
+            impact.summary.pods_disrupted,
+            impact.summary.quorum_lost
+        ),
+        (4, 3, 1),
+        "{:?}",
+        impact.notes
+    );
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("judged with the request's oldObject"))
+    );
+
+    // An oldObject of another object changes nothing.
+    let mut elsewhere = pg_as_stored();
+    elsewhere["metadata"]["name"] = json!("other");
+    assert_eq!(
+        estimate(&deleting(elsewhere), &lagging).summary,
+        Summary::default()
+    );
 }
 
 #[test]

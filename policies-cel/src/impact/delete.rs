@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use crate::cluster::object::{NODE_LOCAL_TOPOLOGY_KEYS, Spec};
-use crate::cluster::{ClusterModel, ClusterView, Layered, Object, ObjectKey, project};
+use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::effects::{Effects, HeldVolume};
 use crate::impact::subject::Subject;
 
@@ -90,27 +90,6 @@ pub(crate) fn delete_with(
         ));
     }
     cascade(view, target, propagation, reason, effects);
-}
-
-/// For a DELETE of an object the model does not hold, the model with that object added from the
-/// request's `oldObject` (kube-apiserver sends the stored object). The model can lag behind the
-/// cluster (an object created a moment ago, a watch reconnecting after an API server restart)
-/// while the object's dependents, found by its uid, are already known. `None` for any other
-/// request, when the model holds the object, or when the request carries no readable stored
-/// `oldObject` (with a uid) of that object.
-pub(crate) fn caught_up<'a>(view: &'a dyn ClusterView, subject: &Subject) -> Option<Layered<'a>> {
-    if subject.operation != "DELETE" || !subject.sub_resource.is_empty() || view.get(&subject.key).is_some() {
-        return None;
-    }
-    let json = subject.old_object().filter(|j| !j.is_null())?;
-    let mut added = ClusterModel::new();
-    let object = project(json, &mut added).ok()?;
-    // A stored object has a uid; a stand-in without one (a what-if's) says nothing exists.
-    if object.key != subject.key || object.uid.is_none() {
-        return None;
-    }
-    added.insert(object);
-    Some(Layered::new(view, added))
 }
 
 /// Owners that no longer exist, or whose uid now belongs to another object: the requester may be

@@ -13,6 +13,7 @@ mod effects;
 mod fields;
 mod finalizers;
 mod labels;
+mod lagging;
 mod nodes;
 mod pods;
 pub mod report;
@@ -39,7 +40,7 @@ pub(crate) fn field<'a>(json: &'a serde_json::Value, keys: &[&str]) -> Option<&'
 pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
     let subject = Subject::new(request, view);
     let mut effects = Effects::default();
-    match delete::caught_up(view, &subject) {
+    match lagging::caught_up(view, &subject) {
         Some(layered) => {
             effects.note(format!(
                 "{} is not in the cluster model yet: judged with the request's oldObject",

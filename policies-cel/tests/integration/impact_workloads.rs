@@ -1047,18 +1047,52 @@ fn daemonset_rollout_with_a_surge_keeps_every_node_covered() {
 fn a_workload_the_model_has_never_seen_is_a_note() {
     let model = ClusterModel::new();
     let strategy = rolling_json(json!("25%"), json!("25%"));
-    let request = update(
+    // A stand-in without a uid (what a what-if sends for an object it does not know) is not a
+    // stored object: nothing is known of the Deployment.
+    let mut old = workload_json(
         "Deployment",
         "ghost",
         deployment_spec("ghost", 3, "nginx:1.27", strategy.clone()),
+    );
+    old["metadata"]
+        .as_object_mut()
+        .map(|metadata| metadata.remove("uid"));
+    let new = workload_json(
+        "Deployment",
+        "ghost",
         deployment_spec("ghost", 0, "nginx:1.28", strategy),
     );
+    let request = review("Deployment", "ghost", None, old, new);
 
     let impact = estimate(&request, &model);
 
     assert_eq!(figures(&impact), [0; 7]);
     assert!(impact.workloads.is_empty());
     has_note(&impact, "Deployment prod/ghost is not in the cluster model");
+}
+
+#[test]
+fn a_workload_the_model_has_not_caught_up_with_is_judged_from_its_old_object() {
+    // The model holds the StatefulSet's pods but not the set (its watch lags the API server).
+    // The UPDATE's oldObject is the stored set, uid included.
+    let mut model = ClusterModel::new();
+    stateful_set(&mut model, "db", 5, sts_rolling(0), &[], no_retention());
+    model.remove(&ObjectKey::new("apps", "StatefulSet", NS, "db"));
+    let request = update(
+        "StatefulSet",
+        "db",
+        stateful_spec("db", 5, "pg:16", json!({})),
+        stateful_spec("db", 2, "pg:16", json!({})),
+    );
+
+    let impact = estimate(&request, &model);
+
+    assert_eq!(workloads(&impact), [("StatefulSet db".to_owned(), 5, 2, 2)]);
+    assert_eq!(quorum(&impact), [("db", 5, 2, 3, true)]);
+    has_note(
+        &impact,
+        "not in the cluster model yet: judged with the request's oldObject",
+    );
 }
 
 #[test]

@@ -712,6 +712,100 @@ spec:
         assert!(!judged.decision.allowed);
     }
 
+    /// A rate policy reading the history: a Pod DELETE it admits is recorded in the ledger.
+    const RATE_POLICY: &str = r#"
+apiVersion: suture.dev/v1alpha1
+kind: SafetyPolicy
+metadata: {name: rate}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: ["*"], operations: [DELETE], resources: [pods]}]
+  validations: [{expression: "history.byRequester('10m').podsDisrupted < 5"}]
+"#;
+
+    fn pod_delete(name: &str) -> Source {
+        let review = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "u", "operation": "DELETE", "name": name, "namespace": "shop",
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "userInfo": {"username": "system:serviceaccount:shop:operator"},
+                "object": null
+            }
+        });
+        Source::Parsed(Box::new(Request::from_review(review).unwrap()))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_trial_whose_ledger_turn_is_taken_is_judged_and_recorded_once_on_the_pool() {
+        let mut model = ClusterModel::new();
+        let pod = policies_cel::cluster::project(
+            &serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "web-0", "namespace": "shop", "uid": "u-web-0"},
+                "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}),
+            &mut model,
+        )
+        .unwrap();
+        model.insert(pod);
+        let evaluator = Arc::new(with_inline_cost(
+            LiveModel::ready_with(model),
+            Duration::from_secs(60),
+            DEFAULT_INLINE_COST,
+        ));
+        let enforced = Enforced::new(
+            Loader::new()
+                .add_str("rate.yaml", RATE_POLICY)
+                .unwrap()
+                .finish()
+                .unwrap(),
+        );
+        // Another request holds the ledger's turn (it is recording).
+        let (held, release) = std::sync::mpsc::channel::<()>();
+        let (holding, is_held) = tokio::sync::oneshot::channel();
+        let recorder = std::thread::spawn({
+            let evaluator = Arc::clone(&evaluator);
+            move || {
+                let _turn = evaluator.ledger.turn();
+                let _ = holding.send(());
+                let _ = release.recv();
+            }
+        });
+        is_held.await.unwrap();
+        let judging = tokio::spawn({
+            let (evaluator, enforced) = (Arc::clone(&evaluator), enforced);
+            async move {
+                let candidates = enforced.set.policies.clone();
+                evaluator.judge(&enforced, candidates, pod_delete("web-0")).await
+            }
+        });
+        // The trial gave the request up rather than wait; the pool waits for the turn.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!judging.is_finished(), "recorded without the ledger's turn");
+        held.send(()).unwrap();
+        recorder.join().unwrap();
+        let judged = judging.await.unwrap();
+        assert_eq!(judged.lane, Some(Lane::Pool));
+        assert!(judged.decision.allowed, "{:?}", judged.decision.denials);
+        assert_eq!(
+            evaluator.ledger.own_records(chrono::Utc::now()).len(),
+            1,
+            "recorded once, by the pool's evaluation only"
+        );
+        let shape = Shape::of(
+            &Loader::new()
+                .add_str("rate.yaml", RATE_POLICY)
+                .unwrap()
+                .finish()
+                .unwrap()
+                .policies,
+        );
+        assert!(
+            !evaluator.beyond_trial.is_marked(shape),
+            "an abandoned trial is not an exhausted one: its shape keeps the trial"
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_cheap_request_does_not_queue_behind_long_evaluations_on_the_pool() {
         let evaluator = trying_inline();

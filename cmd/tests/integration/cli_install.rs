@@ -317,6 +317,15 @@ fn self_protection_covers_what_the_gateway_guards() {
     let rules = protect.rules.clone().unwrap();
     let operator = "system:serviceaccount:databases:pg-operator";
     for object in guard.protected() {
+        let mut request = review("pod-delete-pg-main-0.json");
+        request["request"]["resource"] =
+            json!({"group": object.group, "version": "v1", "resource": object.resource});
+        request["request"]["name"] = json!(object.name);
+        request["request"]["namespace"] = json!(object.namespace);
+        request["request"]["oldObject"]["metadata"]["name"] = json!(object.name);
+        // The objects of a deletecollection come unnamed, their name in oldObject.
+        let mut unnamed = request.clone();
+        unnamed["request"]["name"] = json!("");
         if object.resource == "validatingwebhookconfigurations" {
             let policy = manifests
                 .iter()
@@ -325,17 +334,29 @@ fn self_protection_covers_what_the_gateway_guards() {
                     _ => None,
                 })
                 .unwrap();
-            let rule = &policy
-                .spec
-                .as_ref()
-                .unwrap()
+            let spec = policy.spec.as_ref().unwrap();
+            let rule = &spec
                 .match_constraints
                 .as_ref()
                 .unwrap()
                 .resource_rules
                 .as_ref()
                 .unwrap()[0];
-            assert_eq!(rule.resource_names.as_deref(), Some(&[object.name.clone()][..]));
+            assert_eq!(rule.resources.as_deref(), Some(&[object.resource.to_owned()][..]));
+            assert_eq!(
+                rule.resource_names, None,
+                "resourceNames would let unnamed objects through"
+            );
+            let conditions = spec.match_conditions.as_ref().unwrap();
+            let matched = |review: &Value| conditions.iter().all(|c| eval(&c.expression, review));
+            assert!(matched(&as_user(request.clone(), operator)));
+            assert!(
+                matched(&as_user(unnamed.clone(), operator)),
+                "a deletecollection's object"
+            );
+            assert!(!matched(&as_user(request.clone(), installer)));
+            request["request"]["name"] = json!("something-else");
+            assert!(!matched(&as_user(request, operator)));
             continue;
         }
         let ruled = rules.iter().any(|rule| {
@@ -353,14 +374,14 @@ fn self_protection_covers_what_the_gateway_guards() {
                 && rule.operations.as_ref().unwrap() == &["UPDATE", "DELETE"]
         });
         assert!(ruled, "no protect rule for {}", object.describe());
-        let mut request = review("pod-delete-pg-main-0.json");
-        request["request"]["resource"] =
-            json!({"group": object.group, "version": "v1", "resource": object.resource});
-        request["request"]["name"] = json!(object.name);
-        request["request"]["namespace"] = json!(object.namespace);
         assert!(
             sent(&protect, &as_user(request.clone(), operator)),
             "{} not sent",
+            object.describe()
+        );
+        assert!(
+            sent(&protect, &as_user(unnamed, operator)),
+            "{} not sent when a deletecollection deletes it",
             object.describe()
         );
         assert!(

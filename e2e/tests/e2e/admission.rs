@@ -157,6 +157,16 @@ fn every_harmful_class_is_refused_and_the_cluster_is_unchanged(cluster: &mut Clu
             "suture-data-loss",
         )
         .await?;
+        // A deletecollection reaches the webhook as one unnamed DELETE per object.
+        let one_claim = ListParams::default().fields("metadata.name=data-db-1");
+        refused_by(
+            cluster,
+            "claims deleted by a deletecollection",
+            ("persistentvolumeclaims", "data-db-1"),
+            claims.delete_collection(&del, &one_claim).await,
+            "suture-data-loss",
+        )
+        .await?;
         let sets: Api<StatefulSet> = Api::namespaced(c.clone(), db_ns);
         refused_by(
             cluster,
@@ -255,11 +265,17 @@ fn every_harmful_class_is_refused_and_the_cluster_is_unchanged(cluster: &mut Clu
 
         // Nothing changed.
         let admin = cluster.client.clone();
+        let kept = Api::<PersistentVolumeClaim>::namespaced(admin.clone(), db_ns)
+            .list(&ListParams::default())
+            .await?
+            .items;
         anyhow::ensure!(
-            Api::<PersistentVolumeClaim>::namespaced(admin.clone(), db_ns)
-                .get_opt("data-db-0")
-                .await?
-                .is_some()
+            kept.iter()
+                .filter(|c| c.metadata.deletion_timestamp.is_none())
+                .count()
+                >= 3,
+            "claims went: {:?}",
+            kept.iter().map(|c| c.metadata.name.clone()).collect::<Vec<_>>()
         );
         let db = Api::<StatefulSet>::namespaced(admin.clone(), db_ns)
             .get("db")
@@ -348,7 +364,23 @@ fn routine_operations_are_admitted(cluster: &mut Cluster) -> TestFuture<'_> {
             .cloned()
             .unwrap_or_default();
         pods.delete(&one, &DeleteParams::default()).await?;
-        println!("  scale up, ConfigMap edit and create, rolling update, one pod deleted: admitted");
+        // A deletecollection of scratch objects nothing reads (each judged unnamed, by its
+        // oldObject): admitted, and gone.
+        for name in ["scratch-a", "scratch-b"] {
+            let map: ConfigMap = serde_json::from_value(
+                json!({"metadata": {"name": name, "labels": {"e2e-scratch": "yes"}}, "data": {"k": "v"}}),
+            )?;
+            maps.create(&PostParams::default(), &map).await?;
+        }
+        let scratch = ListParams::default().labels("e2e-scratch=yes");
+        maps.delete_collection(&DeleteParams::default(), &scratch).await?;
+        anyhow::ensure!(
+            maps.list(&scratch).await?.items.is_empty(),
+            "the scratch ConfigMaps are still there"
+        );
+        println!(
+            "  scale up, ConfigMap edit and create, rolling update, one pod deleted, a deletecollection of scratch ConfigMaps: admitted"
+        );
         Ok(())
     })
 }
@@ -486,6 +518,13 @@ fn operators_cannot_switch_the_gateway_off(cluster: &mut Cluster) -> TestFuture<
             namespaces.delete(NAMESPACE, &del).await,
         )?;
         println!("  gateway namespace delete refused: {message}");
+        // A deletecollection's objects come unnamed (their name in oldObject): the guard reads it.
+        let ours = ListParams::default().fields(&format!("metadata.name={name}"));
+        let message = scene::refusal(
+            "the operator's deletecollection of the webhook configuration",
+            webhooks.delete_collection(&del, &ours).await,
+        )?;
+        println!("  webhook configuration deletecollection refused: {message}");
         let ignore = json!({"webhooks": [{"name": "validate.suture.dev", "failurePolicy": "Ignore"}]});
         let message = scene::refusal(
             "the operator's edit of the webhook configuration (failurePolicy: Ignore)",
@@ -515,6 +554,19 @@ fn operators_cannot_switch_the_gateway_off(cluster: &mut Cluster) -> TestFuture<
             deployments.delete("suture-gateway", &del).await,
         )?;
         println!("  gateway Deployment delete refused: {message}");
+        let gateway_only = ListParams::default().fields("metadata.name=suture-gateway");
+        let message = scene::refusal(
+            "the operator's deletecollection of the gateway's Deployment",
+            deployments.delete_collection(&del, &gateway_only).await,
+        )?;
+        println!("  gateway Deployment deletecollection refused: {message}");
+        anyhow::ensure!(
+            Api::<Deployment>::namespaced(cluster.client.clone(), NAMESPACE)
+                .get_opt("suture-gateway")
+                .await?
+                .is_some_and(|d| d.metadata.deletion_timestamp.is_none()),
+            "the gateway's Deployment went"
+        );
         let image = json!({"spec": {"template": {"spec": {"containers": [{"name": "gateway", "image": "example.invalid/other:1"}]}}}});
         scene::refusal(
             "the operator's edit of the gateway's Deployment",

@@ -50,6 +50,15 @@ impl Source {
         }
     }
 
+    /// The name of the object the request acts on (a deletecollection's objects come unnamed,
+    /// their name in oldObject).
+    pub fn target_name(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Wire(review) => review.target_name(),
+            Self::Parsed(request) => request.target_name(),
+        }
+    }
+
     fn into_request(self) -> Request {
         match self {
             Self::Wire(review) => review.into_request(),

@@ -115,12 +115,15 @@ impl Admission {
 
     /// The guard's verdict; asked only when the request may concern what it protects (its named
     /// objects, or Suture's own policy kinds).
-    fn self_protection(&self, light: &Light) -> Option<String> {
+    fn self_protection(&self, light: &Light, unnamed: Option<&str>) -> Option<String> {
+        let name = unnamed.unwrap_or(&light.name);
         if self
             .guard
-            .may_concern(&light.resource.group, &light.resource.resource, &light.name)
+            .may_concern(&light.resource.group, &light.resource.resource, name)
         {
-            self.guard.check(&Request::new(light.clone()))
+            let mut light = light.clone();
+            light.name = name.to_owned();
+            self.guard.check(&Request::new(light))
         } else {
             None
         }
@@ -136,9 +139,15 @@ impl Admission {
     /// is finished for evaluation only when some policy could apply.
     async fn judge(&self, source: Source, started: Instant) -> Response {
         let light = source.admission();
-        let record = self.log.enabled().then(|| record_of(light));
+        // An object of a deletecollection comes unnamed: its name is in oldObject.
+        let unnamed = light
+            .name
+            .is_empty()
+            .then(|| source.target_name().into_owned())
+            .filter(|name| !name.is_empty());
+        let record = self.log.enabled().then(|| record_of(light, unnamed.as_deref()));
         let uid = light.uid.clone();
-        let judged = if let Some(message) = self.self_protection(light) {
+        let judged = if let Some(message) = self.self_protection(light, unnamed.as_deref()) {
             self_protection(message)
         } else {
             let enforced = self.policies.enforced();
@@ -208,8 +217,9 @@ fn self_protection(message: String) -> Judged {
     }
 }
 
-/// The request part of a decision record: who asked for what (never object bodies).
-fn record_of(admission: &Light) -> DecisionRecord {
+/// The request part of a decision record: who asked for what (never object bodies); `unnamed`
+/// names the object of an unnamed request (a deletecollection's).
+fn record_of(admission: &Light, unnamed: Option<&str>) -> DecisionRecord {
     DecisionRecord {
         time: now(),
         uid: admission.uid.clone(),
@@ -222,7 +232,7 @@ fn record_of(admission: &Light) -> DecisionRecord {
             subresource: admission.sub_resource.clone().unwrap_or_default(),
         },
         namespace: admission.namespace.clone().unwrap_or_default(),
-        name: admission.name.clone(),
+        name: unnamed.unwrap_or(&admission.name).to_owned(),
         dry_run: admission.dry_run,
         ..DecisionRecord::default()
     }

@@ -67,3 +67,33 @@ async fn the_gateway_refuses_changes_to_its_own_deployment() {
         .await;
     assert_eq!(answer["response"]["allowed"], false, "{answer}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletecollection_does_not_take_the_deployment_unnamed() {
+    // A deletecollection reaches the webhook as one DELETE per object, each with an empty name
+    // and the object as oldObject (kube-apiserver's static admission attributes carry no name).
+    let gateway = Gateway::start(&[
+        "--protect-namespace",
+        "suture-system",
+        "--protect-deployment",
+        "suture-gateway",
+    ])
+    .await;
+    let unnamed = |uid: &str, object: &str| {
+        let mut review: serde_json::Value =
+            serde_json::from_str(&deployment_review(uid, "DELETE", "mallory", None)).unwrap();
+        // kube-apiserver leaves the empty name out.
+        review["request"].as_object_mut().unwrap().remove("name");
+        review["request"]["oldObject"]["metadata"]["name"] = json!(object);
+        review.to_string()
+    };
+    let (_, answer) = gateway.post(unnamed("c-1", "suture-gateway")).await;
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
+    let message = answer["response"]["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("deleting Deployment suture-system/suture-gateway"),
+        "{message}"
+    );
+    let (_, answer) = gateway.post(unnamed("c-2", "another-deployment")).await;
+    assert_eq!(answer["response"]["allowed"], true, "{answer}");
+}

@@ -65,6 +65,21 @@ pub fn not_allowed_users(options: &InstallOptions) -> Option<MatchCondition> {
     })
 }
 
+/// The name of the object a request acts on: `request.name`, or for the objects of a
+/// deletecollection — which kube-apiserver sends one DELETE each, unnamed, the object as
+/// `oldObject` — the object's own name. (Only DELETEs have an `oldObject` without a name.)
+/// kube-apiserver leaves an empty `name` out of `request`: reading `request.name` would fail.
+const TARGET_NAME: &str = "(has(request.name) && request.name != \"\" ? request.name : (oldObject != null && has(oldObject.metadata) && has(oldObject.metadata.name) ? oldObject.metadata.name : \"\"))";
+
+/// The request acts on the object named `name` (the objects of a deletecollection, which come
+/// unnamed, included).
+pub fn targets(condition: &str, name: &str) -> MatchCondition {
+    MatchCondition {
+        name: condition.to_owned(),
+        expression: format!("{TARGET_NAME} == {}", literal(name)),
+    }
+}
+
 /// The request targets one of the gateway's own objects (the same list as the gateway's
 /// `guard`): its Namespace, the Deployment/Service/ServiceAccount/PDB/TLS Secret in it, its
 /// ClusterRole(Binding) and Suture's CRDs. Namespaced rules are already limited to the
@@ -73,7 +88,7 @@ pub fn own_objects(options: &InstallOptions) -> MatchCondition {
     let named = |resources: &[&str], name: &str| {
         let resources: Vec<String> = resources.iter().map(|r| (*r).to_owned()).collect();
         format!(
-            "(request.resource.resource in {} && request.name == {})",
+            "(request.resource.resource in {} && {TARGET_NAME} == {})",
             list(&resources),
             literal(name)
         )
@@ -93,7 +108,7 @@ pub fn own_objects(options: &InstallOptions) -> MatchCondition {
         ),
         named(&["secrets"], names::TLS_SECRET),
         format!(
-            "(request.resource.resource == \"customresourcedefinitions\" && request.name in {})",
+            "(request.resource.resource == \"customresourcedefinitions\" && {TARGET_NAME} in {})",
             list(&names::SUTURE_CRDS.map(str::to_owned))
         ),
     ];

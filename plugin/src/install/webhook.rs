@@ -176,9 +176,14 @@ pub fn configuration(options: &InstallOptions) -> ValidatingWebhookConfiguration
 }
 
 /// The in-process guard of the webhook configuration: the chosen identities may not change or
-/// delete it (webhooks are never called for webhook configurations).
+/// delete it (webhooks are never called for webhook configurations). It is matched by a
+/// condition on the name rather than by `resourceNames`: a deletecollection's objects come
+/// unnamed (their name in oldObject), and `resourceNames` would let them through.
 pub fn protect_policy(options: &InstallOptions) -> ValidatingAdmissionPolicy {
-    let mut match_conditions = vec![conditions::identities(options)];
+    let mut match_conditions = vec![
+        conditions::targets("the-gateways-webhook-configuration", names::GATEWAY),
+        conditions::identities(options),
+    ];
     match_conditions.extend(conditions::not_allowed_users(options));
     ValidatingAdmissionPolicy {
         metadata: meta(names::PROTECT_POLICY, None),
@@ -190,7 +195,7 @@ pub fn protect_policy(options: &InstallOptions) -> ValidatingAdmissionPolicy {
                     api_versions: strings(&["*"]),
                     operations: strings(&["UPDATE", "DELETE"]),
                     resources: strings(&["validatingwebhookconfigurations"]),
-                    resource_names: strings(&[names::GATEWAY]),
+                    resource_names: None,
                     scope: Some("Cluster".to_owned()),
                 }]),
                 ..MatchResources::default()

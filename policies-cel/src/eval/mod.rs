@@ -17,6 +17,7 @@ mod review;
 mod run;
 pub mod selector;
 pub mod subjects;
+mod target;
 mod trial;
 mod wire;
 mod wire_review;

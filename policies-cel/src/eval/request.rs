@@ -3,6 +3,7 @@
 //! values policies read, each built at most once per request and only when first read:
 //! `request` (from the fields' text, for a request read from text), `object` and `oldObject`.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use kube_core::DynamicObject;
@@ -197,6 +198,12 @@ impl Request {
     #[cfg(test)]
     pub(crate) fn request_is_built(&self) -> bool {
         self.request.get().is_some()
+    }
+
+    /// The name of the object the request acts on: `name`, or on each DELETE of a
+    /// `deletecollection` (sent with an empty name) the name in `oldObject`.
+    pub fn target_name(&self) -> Cow<'_, str> {
+        crate::eval::target::target_name(&self.admission, &self.objects.old_object)
     }
 
     /// The objects and delete options.

@@ -124,6 +124,14 @@ impl WireObject {
         }
     }
 
+    /// The string at `path`, when there is one.
+    pub fn str_at(&self, path: &[&str]) -> Option<Cow<'_, str>> {
+        match self.at(path)? {
+            Found::Tree(json) => json.as_str().map(Cow::Borrowed),
+            Found::Text(text) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+        }
+    }
+
     /// Whether the text has been parsed into a tree yet (tests: what reads an object).
     #[cfg(test)]
     pub fn is_parsed(&self) -> bool {

@@ -66,6 +66,12 @@ impl WireReview {
         })
     }
 
+    /// The name of the object the request acts on: `name`, or on each DELETE of a
+    /// `deletecollection` (sent with an empty name) the name in `oldObject`.
+    pub fn target_name(&self) -> std::borrow::Cow<'_, str> {
+        crate::eval::target::target_name(&self.admission, &self.old_object)
+    }
+
     /// The request, ready to be judged: nothing is read again here (the `request` CEL value is
     /// built from the fields' text when a policy first reads it, the objects' trees likewise).
     pub fn into_request(self) -> Request {

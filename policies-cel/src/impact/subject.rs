@@ -86,7 +86,7 @@ pub(crate) fn target_key(request: &Request, view: &dyn ClusterView) -> ObjectKey
     } else {
         ""
     };
-    ObjectKey::new(&resource.group, &kind, namespace, &admission.name)
+    ObjectKey::new(&resource.group, &kind, namespace, &request.target_name())
 }
 
 impl<'a> Subject<'a> {

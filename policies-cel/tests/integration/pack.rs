@@ -229,6 +229,43 @@ fn a_statefulset_the_model_has_not_caught_up_with_is_refused_from_its_old_object
 }
 
 #[test]
+fn each_object_of_a_deletecollection_is_judged_by_its_old_object() {
+    // kube-apiserver judges a deletecollection one DELETE per object, each without a name (left
+    // out of the request, as empty) and the object as oldObject: the estimate finds the object
+    // by that name.
+    let set = pack::builtin().unwrap();
+    let stored = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "rabbit-server", "namespace": "mq"}});
+    let mut review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "3b0c8f1e-2d7a-4c35-9a57-6b4f3e2d1c0a",
+        "kind": {"group": "apps", "version": "v1", "kind": "StatefulSet"},
+        "resource": {"group": "apps", "version": "v1", "resource": "statefulsets"},
+        "namespace": "mq", "operation": "DELETE",
+        "userInfo": {"username": "system:serviceaccount:mq:rabbitmq-operator", "groups": ["system:serviceaccounts"]},
+        "object": null, "oldObject": stored, "dryRun": false}});
+    let typed = Request::from_review(review.clone()).unwrap();
+    let text = serde_json::to_vec(&review).unwrap();
+    let wire = policies_cel::WireReview::read(&text).unwrap().into_request();
+    for request in [typed, wire] {
+        assert_eq!(
+            request.admission.name, "",
+            "request.name stays what kube-apiserver sent"
+        );
+        assert_eq!(request.target_name(), "rabbit-server");
+        let decision = evaluate(&set, &request, scenes());
+        assert!(
+            denied_by(&decision).contains(&"suture-statefulset-quorum"),
+            "{:?}",
+            decision.denials
+        );
+    }
+    // A CREATE with generateName is unnamed too, and has no oldObject.
+    review["request"]["operation"] = json!("CREATE");
+    review["request"]["object"] = review["request"]["oldObject"].take();
+    assert_eq!(Request::from_review(review).unwrap().target_name(), "");
+}
+
+#[test]
 fn the_control_plane_is_not_judged() {
     let set = pack::builtin().unwrap();
     let request = delete_statefulset(

@@ -2,9 +2,9 @@
 //! [`WireReview::read`] and the reference reading (`serde_json` tree, then
 //! [`Request::from_review`]: the direct tree reading with the typed review as fallback), and the
 //! differential property between them: whenever both accept a body, they give the same request
-//! (typed fields, `request`, `object` and `oldObject` as JSON and as CEL values) and the built-in
-//! pack judges both alike. Every accepted request is judged, so the lazy readings of the objects'
-//! text (outline, field search, partial trees) run on fuzzed objects too.
+//! (the target's name, typed fields, `request`, `object` and `oldObject` as JSON and as CEL
+//! values) and the built-in pack judges both alike. Every accepted request is judged, so the lazy
+//! readings of the objects' text (outline, field search, partial trees) run on fuzzed objects too.
 
 use policies_cel::{Request, WireReview, evaluate};
 use serde_json::Value as Json;
@@ -68,6 +68,8 @@ pub fn agree(a: &Request, b: &Request) -> Result<(), String> {
         admission
     };
     let same = |what: &str, same: bool| if same { Ok(()) } else { Err(what.to_owned()) };
+    // First, while the one-pass reading's oldObject is still text (found through its outline).
+    same("the name of the target", a.target_name() == b.target_name())?;
     same("the typed fields", typed(a) == typed(b))?;
     same("`request`", a.request() == b.request())?;
     same("`object` as JSON", a.object_json() == b.object_json())?;

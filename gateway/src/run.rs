@@ -83,13 +83,16 @@ impl Running {
 
 /// Runs until SIGTERM or SIGINT, then drains and returns.
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    // Listening before serving: a SIGTERM as soon as the gateway serves (a pod deleted just
+    // after it started) drains it like any other, instead of killing it outright.
+    let termination = termination();
     let running = start(config, Hooks::default()).await?;
     tracing::info!(
         webhook = %running.webhook_addr,
         metrics = %running.metrics_addr,
         "suture-gateway serving"
     );
-    termination().await;
+    termination.await;
     tracing::info!("shutting down: readiness is false, draining in-flight requests");
     running.shutdown();
     running.wait().await?;
@@ -97,26 +100,38 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn termination() {
+/// Listens for SIGTERM and SIGINT from this call on; the future completes on the first.
+fn termination() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
                 }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the gateway");
-                let _ = tokio::signal::ctrl_c().await;
+                (term, int) => {
+                    let error = term
+                        .err()
+                        .or(int.err())
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    tracing::warn!(%error, "cannot listen for SIGTERM or SIGINT; falling back to Ctrl-C");
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 

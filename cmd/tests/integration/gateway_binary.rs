@@ -143,8 +143,13 @@ fn self_signed_offline_mode_prints_the_ca_bundle_and_stops_on_sigterm() {
     stdout.read_line(&mut first).unwrap();
     assert!(first.starts_with("caBundle: "), "{first}");
     assert!(first.trim_end().len() > "caBundle: ".len() + 100);
-    // Give it a moment to reach its signal handler, then ask it to stop.
-    std::thread::sleep(Duration::from_millis(300));
+    // Serving (its signal handlers are installed before): ask it to stop.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("suture-gateway serving") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "exited before serving");
+    }
     let status = StdCommand::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

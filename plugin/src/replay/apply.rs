@@ -15,7 +15,9 @@ pub fn apply(model: &mut ClusterModel, request: &Request) {
         return;
     }
     let namespace = admission.namespace.as_deref().unwrap_or_default();
-    let name = admission.name.as_str();
+    // A deletecollection's objects come unnamed: the name is in oldObject.
+    let name = request.target_name();
+    let name = &*name;
     match (
         request.operation(),
         admission.sub_resource.as_deref().unwrap_or_default(),

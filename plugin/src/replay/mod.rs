@@ -12,6 +12,7 @@
 pub mod apply;
 pub mod event;
 pub mod rebuild;
+pub mod selector;
 pub mod tally;
 
 use std::io::BufRead;
@@ -22,9 +23,9 @@ use policies_cel::history::{Ledger, record_decision};
 use policies_cel::{EvalContext, PolicySet, Request, evaluate_in};
 
 use crate::replay::event::Event;
-use crate::replay::rebuild::{Skip, rebuild};
+use crate::replay::rebuild::{Skip, rebuild_all};
 use crate::replay::tally::Tally;
-use crate::review::build_review;
+use crate::review::{RequestSpec, build_review};
 
 /// Why a log could not be replayed at all.
 #[derive(Debug, thiserror::Error)]
@@ -126,11 +127,20 @@ impl Timeline<'_> {
         if let Some(time) = event.time() {
             self.now = Some(time);
         }
-        let spec = match rebuild(event, &self.model) {
-            Ok(spec) => spec,
+        let specs = match rebuild_all(event, &self.model) {
+            Ok(specs) => specs,
             Err(skip) => return tally.skip(skip),
         };
-        let request = build_review(&spec)
+        // A deletecollection's objects are judged one by one, each seeing the ones before it
+        // gone (or kept, when denied).
+        for spec in specs {
+            self.judge_one(event, &spec, tally);
+        }
+    }
+
+    /// Judges one rebuilt request of `event`.
+    fn judge_one(&mut self, event: &Event, spec: &RequestSpec, tally: &mut Tally) {
+        let request = build_review(spec)
             .map_err(|e| e.to_string())
             .and_then(|review| Request::from_review(review).map_err(|e| e.to_string()));
         let Ok(request) = request else {

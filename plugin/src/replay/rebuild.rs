@@ -1,14 +1,18 @@
-//! One audit event back into the admission request kube-apiserver sent its webhooks: the
+//! One audit event back into the admission requests kube-apiserver sent its webhooks: the
 //! operation from the verb, the user (the impersonated one when there is one), the objects from
 //! the event's request and response bodies and — where the log cannot have it, the object
-//! before an update or a delete — from the cluster snapshot.
+//! before an update or a delete — from the cluster snapshot. A `deletecollection` becomes one
+//! unnamed DELETE per object it deleted, as kube-apiserver judges it.
 
 use policies_cel::ClusterView;
+use policies_cel::cluster::Object;
+use policies_cel::cluster::json::to_json;
 use serde_json::{Value as Json, json};
 
 use crate::kinds::split_api_version;
 use crate::known_kinds;
 use crate::replay::event::{Event, ObjectRef};
+use crate::replay::selector::Selectors;
 use crate::review::previous::before_update;
 use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
@@ -23,7 +27,8 @@ pub enum Skip {
     NotComplete,
     /// The API server refused it (authorization, validation, another webhook): it never happened.
     Failed,
-    /// deletecollection: the log does not say which objects went.
+    /// A deletecollection whose objects cannot be told: the log does not list them, and its
+    /// field selector names a field the model does not keep.
     DeleteCollection,
     /// A create or update logged below the Request level: no object to judge.
     NoBody,
@@ -38,22 +43,78 @@ impl Skip {
             Skip::ReadOnly => "read-only verbs",
             Skip::NotComplete => "stages other than ResponseComplete",
             Skip::Failed => "requests the API server refused",
-            Skip::DeleteCollection => "deletecollection (the log does not list the objects)",
+            Skip::DeleteCollection => {
+                "deletecollection whose objects cannot be told (not listed in the log; a field selector on other fields than metadata.name/namespace)"
+            }
             Skip::NoBody => "create/update logged without a request body (level below Request)",
             Skip::UnknownKind => "resources of an unknown kind",
         }
     }
 }
 
-/// The admission request of `event`, or why there is none.
-pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip> {
-    let operation = match event.verb.as_str() {
-        "create" => Operation::Create,
-        "update" | "patch" => Operation::Update,
-        "delete" => Operation::Delete,
-        "deletecollection" => return Err(Skip::DeleteCollection),
-        _ => return Err(Skip::ReadOnly),
+/// The admission requests of `event`: its one request, or for a `deletecollection` one DELETE
+/// per object it deleted, as kube-apiserver judges a collection: each without a name, the
+/// object as `oldObject`. The objects are the ones the log lists (the response of a
+/// RequestResponse-level event), else those of the model the request's namespace and selectors
+/// select, in name order.
+pub fn rebuild_all(event: &Event, cluster: &dyn ClusterView) -> Result<Vec<RequestSpec>, Skip> {
+    if event.verb != "deletecollection" {
+        return rebuild(event, cluster).map(|spec| vec![spec]);
+    }
+    completed(event)?;
+    let object_ref = event.object_ref.clone().ok_or(Skip::ReadOnly)?;
+    let kind = kind_of(event, &object_ref, None, cluster).ok_or(Skip::UnknownKind)?;
+    let namespace = object_ref.namespace.clone().filter(|n| !n.is_empty());
+    let objects = match listed(event, &kind.kind) {
+        Some(items) => items,
+        None => {
+            let selectors = Selectors::of_uri(&event.request_uri).map_err(|_| Skip::DeleteCollection)?;
+            let mut selected: Vec<&Object> = cluster
+                .of_kind(&kind.group, &kind.kind)
+                .into_iter()
+                .filter(|o| namespace.as_deref().is_none_or(|ns| *o.key.namespace == *ns))
+                .filter(|o| selectors.matches(o))
+                .collect();
+            selected.sort_by(|a, b| a.key.name.cmp(&b.key.name));
+            selected.into_iter().map(to_json).collect()
+        }
     };
+    let options = delete_options(event);
+    Ok(objects
+        .into_iter()
+        .enumerate()
+        .map(|(index, object)| RequestSpec {
+            uid: Some(format!("{}-{index}", event.audit_id)),
+            seed: format!("{}-{index}", event.audit_id),
+            operation: Some(Operation::Delete),
+            object: None,
+            old_object: Some(object),
+            kind: Some(KindSpec::Full(kind.clone())),
+            resource: Some(resource_of(&object_ref)),
+            sub_resource: None,
+            namespace: namespace.clone(),
+            name: Some(String::new()),
+            user_info: Some(user_of(event)),
+            dry_run: event.dry_run(),
+            options: options.clone(),
+        })
+        .collect())
+}
+
+/// The objects a deletecollection's logged response lists (a `…List` of `kind`).
+fn listed(event: &Event, kind: &str) -> Option<Vec<Json>> {
+    let items = event.response_object.as_ref()?.get("items")?.as_array()?;
+    Some(
+        items
+            .iter()
+            .filter(|item| item.get("kind").is_none() || is_object_of(item, kind))
+            .cloned()
+            .collect(),
+    )
+}
+
+/// Err when the event is not a request that took effect: an earlier stage, or refused.
+fn completed(event: &Event) -> Result<(), Skip> {
     if event.stage != "ResponseComplete" {
         return Err(Skip::NotComplete);
     }
@@ -65,6 +126,19 @@ pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, 
     {
         return Err(Skip::Failed);
     }
+    Ok(())
+}
+
+/// The admission request of `event`, or why there is none.
+pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip> {
+    let operation = match event.verb.as_str() {
+        "create" => Operation::Create,
+        "update" | "patch" => Operation::Update,
+        "delete" => Operation::Delete,
+        "deletecollection" => return Err(Skip::DeleteCollection),
+        _ => return Err(Skip::ReadOnly),
+    };
+    completed(event)?;
     let object_ref = event.object_ref.clone().ok_or(Skip::ReadOnly)?;
     let sub_resource = object_ref.subresource.clone().filter(|s| !s.is_empty());
     let kind = kind_of(event, &object_ref, sub_resource.as_deref(), cluster).ok_or(Skip::UnknownKind)?;
@@ -92,14 +166,8 @@ pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, 
         }
     };
     let options = (operation == Operation::Delete)
-        .then(|| {
-            event
-                .request_object
-                .clone()
-                .filter(|o| o["kind"] == "DeleteOptions")
-        })
+        .then(|| delete_options(event))
         .flatten();
-    let user = event.effective_user();
     Ok(RequestSpec {
         uid: Some(event.audit_id.clone()).filter(|id| !id.is_empty()),
         seed: event.audit_id.clone(),
@@ -107,23 +175,41 @@ pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, 
         object,
         old_object,
         kind: Some(KindSpec::Full(kind)),
-        resource: Some(ResourceSpec::Full(GroupVersionResource {
-            group: object_ref.api_group.clone().unwrap_or_default(),
-            version: object_ref.api_version.clone().unwrap_or_else(|| "v1".into()),
-            resource: object_ref.resource.clone(),
-        })),
+        resource: Some(resource_of(&object_ref)),
         sub_resource,
         namespace,
         name: Some(name),
-        user_info: Some(UserInfoSpec {
-            username: user.username.clone().unwrap_or_default(),
-            uid: user.uid.clone(),
-            groups: user.groups.clone(),
-            extra: user.extra.clone().unwrap_or_default(),
-        }),
+        user_info: Some(user_of(event)),
         dry_run: event.dry_run(),
         options,
     })
+}
+
+/// The DeleteOptions the request sent, when the log has them.
+fn delete_options(event: &Event) -> Option<Json> {
+    event
+        .request_object
+        .clone()
+        .filter(|o| o["kind"] == "DeleteOptions")
+}
+
+fn resource_of(object_ref: &ObjectRef) -> ResourceSpec {
+    ResourceSpec::Full(GroupVersionResource {
+        group: object_ref.api_group.clone().unwrap_or_default(),
+        version: object_ref.api_version.clone().unwrap_or_else(|| "v1".into()),
+        resource: object_ref.resource.clone(),
+    })
+}
+
+/// Who the request acted as.
+fn user_of(event: &Event) -> UserInfoSpec {
+    let user = event.effective_user();
+    UserInfoSpec {
+        username: user.username.clone().unwrap_or_default(),
+        uid: user.uid.clone(),
+        groups: user.groups.clone(),
+        extra: user.extra.clone().unwrap_or_default(),
+    }
 }
 
 /// True when `value` is an object of `kind` (not a Status or options document).
@@ -157,7 +243,9 @@ fn kind_of(
         .find_map(|body| {
             let (body_group, body_version) = split_api_version(body.get("apiVersion")?.as_str()?);
             let kind = body.get("kind")?.as_str()?;
-            (body_group == group && !matches!(kind, "Status" | "DeleteOptions"))
+            // A list (a deletecollection's response) names its items' kind `…List`.
+            let listing = body.get("items").is_some_and(Json::is_array);
+            (body_group == group && !listing && !matches!(kind, "Status" | "DeleteOptions"))
                 .then(|| gvk(body_group, body_version, kind))
         });
     logged.or_else(|| {

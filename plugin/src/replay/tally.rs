@@ -92,13 +92,15 @@ impl Tally {
         }
         // A Namespace's requests carry its own name as their namespace.
         let namespaced = admission.resource.resource != "namespaces";
+        // A deletecollection's objects come unnamed: the name is in oldObject.
+        let name = request.target_name();
         let target = match admission
             .namespace
             .as_deref()
             .filter(|n| namespaced && !n.is_empty())
         {
-            Some(namespace) => format!("{namespace}/{}", admission.name),
-            None => admission.name.clone(),
+            Some(namespace) => format!("{namespace}/{name}"),
+            None => name.into_owned(),
         };
         let finding = |verdict, policy: &str, message: &str| Finding {
             time: event.request_received_timestamp.clone(),

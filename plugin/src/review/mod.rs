@@ -75,7 +75,10 @@ pub fn build_request(spec: &RequestSpec) -> Result<Json, ReviewError> {
     if let Some(sub) = &sub_resource {
         request.insert("requestSubResource".into(), Json::String(sub.clone()));
     }
-    request.insert("name".into(), Json::String(name));
+    // kube-apiserver leaves an empty name out (a deletecollection's objects, generateName).
+    if !name.is_empty() {
+        request.insert("name".into(), Json::String(name));
+    }
     if let Some(namespace) = namespace {
         request.insert("namespace".into(), Json::String(namespace));
     }

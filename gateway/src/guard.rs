@@ -6,9 +6,10 @@
 //! install` gives them: the ValidatingWebhookConfiguration; in the gateway's namespace the
 //! Deployment (and its `scale` subresource), and the Service, ServiceAccount and
 //! PodDisruptionBudget of the same name, and the TLS Secret `<deployment>-tls`; the Namespace
-//! itself; the ClusterRole and ClusterRoleBinding named after the Deployment; and the
-//! SafetyPolicy and SafetyPackParams CustomResourceDefinitions (deleting one deletes every object
-//! of its kind). UPDATE (PATCH arrives as UPDATE) and DELETE of those are refused; so are changes
+//! itself; the ClusterRole and ClusterRoleBinding named after the Deployment; the shared ledger's
+//! shards (ConfigMaps `suture-ledger-*` in the gateway's namespace: deleting one erases the
+//! history the budgets count); and the SafetyPolicy and SafetyPackParams
+//! CustomResourceDefinitions (deleting one deletes every object of its kind). UPDATE (PATCH arrives as UPDATE) and DELETE of those are refused; so are changes
 //! to the gateway's configuration objects ([`PROTECTED_KINDS`]). `status` writes are not (they
 //! are how controllers report, and change nothing the gateway depends on). Users in
 //! `allowed_users` may change anything.
@@ -20,6 +21,9 @@ pub const SUTURE_CRDS: &[&str] = &["safetypolicies.suture.dev", "safetypackparam
 
 /// The suffix of the TLS Secret's name after the Deployment's (`suture-gateway-tls`).
 pub const TLS_SECRET_SUFFIX: &str = "-tls";
+
+/// The names of the shared ledger's shards, ConfigMaps in the gateway's namespace.
+pub const LEDGER_SHARD_PREFIX: &str = crate::ledger::shard::PREFIX;
 
 /// What the gateway protects: its own objects, and who may still change them.
 #[derive(Debug, Clone, Default)]
@@ -34,7 +38,8 @@ pub struct SelfProtection {
     pub allowed_users: Vec<String>,
 }
 
-/// One protected object: its resource, where it lives, and how a message names it.
+/// One protected object (or, with `prefixed`, every object whose name starts with `name`): its
+/// resource, where it lives, and how a message names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Protected {
     /// API group (`""` for the core group).
@@ -43,8 +48,10 @@ pub struct Protected {
     pub resource: &'static str,
     /// Its namespace; `None` for cluster-scoped objects.
     pub namespace: Option<String>,
-    /// Its name.
+    /// Its name, or the prefix of the names protected.
     pub name: String,
+    /// `name` is a prefix (the ledger's shards, one per replica).
+    pub prefixed: bool,
     /// The kind, as messages name it.
     pub kind: &'static str,
 }
@@ -56,6 +63,7 @@ impl Protected {
             resource,
             namespace: None,
             name: name.to_owned(),
+            prefixed: false,
             kind,
         }
     }
@@ -73,11 +81,22 @@ impl Protected {
         }
     }
 
-    /// `Deployment suture-system/suture-gateway`, `ValidatingWebhookConfiguration suture-gateway`.
+    /// `Deployment suture-system/suture-gateway`, `ValidatingWebhookConfiguration suture-gateway`,
+    /// `ConfigMap suture-system/suture-ledger-*`.
     pub fn describe(&self) -> String {
+        let star = if self.prefixed { "*" } else { "" };
         match &self.namespace {
-            Some(namespace) => format!("{} {namespace}/{}", self.kind, self.name),
-            None => format!("{} {}", self.kind, self.name),
+            Some(namespace) => format!("{} {namespace}/{}{star}", self.kind, self.name),
+            None => format!("{} {}{star}", self.kind, self.name),
+        }
+    }
+
+    /// Whether `name` is this object's (or one of them, when prefixed).
+    pub fn names(&self, name: &str) -> bool {
+        if self.prefixed {
+            name.starts_with(&self.name)
+        } else {
+            name == self.name
         }
     }
 
@@ -92,7 +111,7 @@ impl Protected {
         };
         admission.resource.group == self.group
             && admission.resource.resource == self.resource
-            && admission.name == self.name
+            && self.names(&admission.name)
             && namespace_matches
     }
 }
@@ -112,6 +131,18 @@ impl SelfProtection {
         }
         if !self.namespace.is_empty() {
             objects.push(Protected::cluster("", "namespaces", "Namespace", &self.namespace));
+            // The shared ledger's shards: deleting or rewriting one erases what was disrupted,
+            // and with it the budgets `history` keeps.
+            objects.push(Protected {
+                prefixed: true,
+                ..Protected::namespaced(
+                    "",
+                    "configmaps",
+                    "ConfigMap",
+                    &self.namespace,
+                    LEDGER_SHARD_PREFIX,
+                )
+            });
         }
         if !self.deployment.is_empty() {
             let (ns, name) = (self.namespace.as_str(), self.deployment.as_str());
@@ -175,6 +206,7 @@ impl SelfProtection {
                     && name.strip_suffix(TLS_SECRET_SUFFIX) == Some(self.deployment.as_str())
             }
             ("apiextensions.k8s.io", "customresourcedefinitions") => SUTURE_CRDS.contains(&name),
+            ("", "configmaps") => !self.namespace.is_empty() && name.starts_with(LEDGER_SHARD_PREFIX),
             _ => false,
         }
     }
@@ -401,6 +433,42 @@ mod tests {
             Value::Null,
         );
         assert_eq!(guard().check(&request), None);
+    }
+
+    #[test]
+    fn the_ledger_shards_are_protected_in_the_gateways_namespace_only() {
+        const CONFIGMAPS: (&str, &str, &str, &str) = ("", "v1", "configmaps", "ConfigMap");
+        let shard = |operation: &str, namespace: &str, name: &str| {
+            let request = review(
+                operation,
+                CONFIGMAPS,
+                None,
+                Some(namespace),
+                name,
+                OPERATOR,
+                Value::Null,
+            );
+            let concerned = guard().may_concern("", "configmaps", name);
+            (concerned, guard().check(&request))
+        };
+        let (concerned, refused) = shard(
+            "DELETE",
+            "suture-system",
+            "suture-ledger-suture-gateway-7d9f-x2k4p",
+        );
+        assert!(concerned);
+        let message = refused.unwrap();
+        assert!(
+            message.contains("deleting ConfigMap suture-system/suture-ledger-* would disable or alter"),
+            "{message}"
+        );
+        assert!(shard("UPDATE", "suture-system", "suture-ledger-a").1.is_some());
+        assert_eq!(
+            shard("DELETE", "shop", "suture-ledger-a").1,
+            None,
+            "another namespace's"
+        );
+        assert_eq!(shard("DELETE", "suture-system", "settings"), (false, None));
     }
 
     #[test]

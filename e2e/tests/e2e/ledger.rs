@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
+use kube::api::{DeleteParams, ListParams};
 use serde_json::{Value, json};
 use suture_e2e::Cluster;
 use suture_e2e::gateway::{self, Gateway, LEDGER_IDENTITY, NAMESPACE};
@@ -155,6 +156,31 @@ fn two_replicas_hold_operators_to_one_budget_that_survives_a_restart(
                 (false, _) => {}
             }
         }
+
+        // An operator cannot erase the history: deleting or rewriting a shard is refused by the
+        // gateway's self-protection (a deletecollection too), and the shards stay.
+        let as_operator: Api<ConfigMap> = Api::namespaced(op.client.clone(), NAMESPACE);
+        let shards = ListParams::default().labels("suture.dev/ledger=shard");
+        let shard = config_maps
+            .list(&shards)
+            .await?
+            .items
+            .into_iter()
+            .find_map(|shard| shard.metadata.name)
+            .ok_or_else(|| anyhow::anyhow!("no ledger shard"))?;
+        let message = scene::refusal(
+            "an operator's delete of a ledger shard",
+            as_operator.delete(&shard, &DeleteParams::default()).await,
+        )?;
+        anyhow::ensure!(message.contains("protects its own objects"), "{message}");
+        scene::refusal(
+            "an operator's deletecollection of the ledger shards",
+            as_operator
+                .delete_collection(&DeleteParams::default(), &shards)
+                .await,
+        )?;
+        anyhow::ensure!(config_maps.get_opt(&shard).await?.is_some(), "the shard went");
+        println!("  an operator's delete and deletecollection of the ledger shards: refused");
 
         // A restarted replica reads the shards again: the budget is still spent.
         b.kill();

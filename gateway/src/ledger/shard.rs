@@ -13,8 +13,8 @@ pub const SELECTOR: &str = "suture.dev/ledger=shard";
 pub const KEY: &str = "records.json";
 /// The newest records a shard holds at most: about 230 bytes each as JSON, so under 700 KiB.
 pub const MAX_RECORDS: usize = 3_000;
-/// The prefix of every shard's name.
-const PREFIX: &str = "suture-ledger-";
+/// The prefix of every shard's name (self-protection guards the shards by it).
+pub const PREFIX: &str = "suture-ledger-";
 
 /// Why a shard could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -81,9 +81,9 @@ pub fn targets(condition: &str, name: &str) -> MatchCondition {
 }
 
 /// The request targets one of the gateway's own objects (the same list as the gateway's
-/// `guard`): its Namespace, the Deployment/Service/ServiceAccount/PDB/TLS Secret in it, its
-/// ClusterRole(Binding) and Suture's CRDs. Namespaced rules are already limited to the
-/// gateway's namespace by the webhook's namespaceSelector.
+/// `guard`): its Namespace, the Deployment/Service/ServiceAccount/PDB/TLS Secret and the ledger's
+/// shards in it, its ClusterRole(Binding) and Suture's CRDs. Namespaced rules are already
+/// limited to the gateway's namespace by the webhook's namespaceSelector.
 pub fn own_objects(options: &InstallOptions) -> MatchCondition {
     let named = |resources: &[&str], name: &str| {
         let resources: Vec<String> = resources.iter().map(|r| (*r).to_owned()).collect();
@@ -107,6 +107,10 @@ pub fn own_objects(options: &InstallOptions) -> MatchCondition {
             names::GATEWAY,
         ),
         named(&["secrets"], names::TLS_SECRET),
+        format!(
+            "(request.resource.resource == \"configmaps\" && {TARGET_NAME}.startsWith({}))",
+            literal(names::LEDGER_SHARD_PREFIX)
+        ),
         format!(
             "(request.resource.resource == \"customresourcedefinitions\" && {TARGET_NAME} in {})",
             list(&names::SUTURE_CRDS.map(str::to_owned))

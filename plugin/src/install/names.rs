@@ -18,6 +18,8 @@ pub const PROTECT_POLICY: &str = "suture-gateway-protect";
 pub const VALIDATE_WEBHOOK: &str = "validate.suture.dev";
 /// The webhook that sends changes to the gateway's own objects to its self-protection.
 pub const PROTECT_WEBHOOK: &str = "protect.suture.dev";
+/// The prefix of the shared ledger's shards, one ConfigMap per replica in the gateway's namespace.
+pub const LEDGER_SHARD_PREFIX: &str = "suture-ledger-";
 /// Suture's CRDs (deleting one deletes every object of its kind).
 pub const SUTURE_CRDS: [&str; 2] = ["safetypolicies.suture.dev", "safetypackparams.suture.dev"];
 /// Where the TLS Secret is mounted in the container.

@@ -134,7 +134,7 @@ fn protect(options: &InstallOptions) -> ValidatingWebhook {
             rule(
                 &update_delete,
                 &[""],
-                &["services", "serviceaccounts", "secrets"],
+                &["services", "serviceaccounts", "secrets", "configmaps"],
                 "Namespaced",
             ),
             rule(

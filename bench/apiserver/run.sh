@@ -11,16 +11,17 @@
 # 3. Installs the gateway as the suite does (rendered install, the install's own ServiceAccount
 #    token) and starts a `--noop` twin with the same certificate; builds a database StatefulSet and
 #    a web Deployment with budgets.
-# 4. Times dry-run requests by a judged operator (create a Deployment, delete a Pod, scale a
-#    StatefulSet up; each admitted in every setup) under four admission setups, visited in turn
-#    in every round, in an order that rotates from round to round: no admission webhook; the gateway as a no-op webhook; the gateway judging
-#    with the pack and impact; kube-apiserver's in-process ValidatingAdmissionPolicy with
-#    comparable request-only rules. Each switch waits until it is observed in force.
+# 4. Puts four admission setups in force at once, each matched by its own identity: the gateway
+#    judging with the pack and impact (a judged operator, through the install's webhook); the
+#    gateway as a no-op webhook (a copy of that webhook pointed at the twin); kube-apiserver's
+#    in-process ValidatingAdmissionPolicy with comparable request-only rules; no admission. Then
+#    times dry-run requests (create a Deployment, delete a Pod, scale a StatefulSet up; each
+#    admitted in every setup), the setups alternating request by request in a rotating order.
 # 5. Reports medians and p99s, what each setup adds to the median without admission, and Suture's
-#    cost over the no-op webhook.
+#    cost over the no-op webhook (also as the median of the paired differences).
 #
-# Environment: SAMPLES (per setup and request, default 600), ROUNDS (8), WARMUP (20 per request
-# kind after each switch), OUT (default bench/apiserver/results.md).
+# Environment: SAMPLES (per setup and request, default 600), WARMUP (untimed iterations, 20),
+# OUT (default bench/apiserver/results.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -33,5 +34,5 @@ cd "$ROOT"
 cargo build --release --locked -p suture-cmd -p suture-e2e --bin suture-gateway --bin kubectl-suture \
   --bin suture-apiserver-bench
 "${CARGO_TARGET_DIR:-$ROOT/target}/release/suture-apiserver-bench" \
-  --samples "${SAMPLES:-600}" --rounds "${ROUNDS:-8}" --warmup "${WARMUP:-20}" --out "$OUT"
+  --samples "${SAMPLES:-600}" --warmup "${WARMUP:-20}" --out "$OUT"
 echo "==> $OUT" >&2

@@ -343,6 +343,13 @@ impl Gateway {
     }
 
     /// Kills the gateway (a fault test).
+    /// Restarts the gateway with `flag` added to its arguments (kept for later restarts).
+    pub async fn restart_with(&mut self, flag: &str) -> anyhow::Result<()> {
+        self.kill();
+        self.args.push(flag.to_owned());
+        self.start().await
+    }
+
     pub fn kill(&mut self) {
         if let Some(mut process) = self.process.take() {
             process.stop();

@@ -119,6 +119,17 @@ pub struct Config {
     #[arg(long, env = "SUTURE_NO_CLUSTER_POLICIES")]
     pub no_cluster_policies: bool,
 
+    /// Load only the SafetyPolicy / ValidatingAdmissionPolicy / Binding objects of the cluster
+    /// with these labels (a label selector, e.g. `suture.dev/enforce=true` or `!team`); a
+    /// policy kube-apiserver already enforces need not be judged twice
+    #[arg(
+        long,
+        env = "SUTURE_CLUSTER_POLICY_SELECTOR",
+        value_name = "SELECTOR",
+        conflicts_with = "no_cluster_policies"
+    )]
+    pub cluster_policy_selector: Option<String>,
+
     /// Beyond this model age, policies that read `impact` follow their failurePolicy
     #[arg(long, env = "SUTURE_MAX_MODEL_AGE", default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
     pub max_model_age: Duration,

@@ -135,6 +135,24 @@ fn termination() -> impl std::future::Future<Output = ()> {
     }
 }
 
+/// Refuses a `--cluster-policy-selector` kube-apiserver cannot read, at start-up rather than as a
+/// watch failing for ever: one list of ValidatingAdmissionPolicies (served since Kubernetes 1.30)
+/// with it.
+async fn check_policy_selector(client: &kube::Client, selector: &str) -> anyhow::Result<()> {
+    use k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy;
+    let api = kube::Api::<ValidatingAdmissionPolicy>::all(client.clone());
+    match api
+        .list(&kube::api::ListParams::default().labels(selector).limit(1))
+        .await
+    {
+        Err(kube::Error::Api(status)) if status.code == 400 => {
+            anyhow::bail!("--cluster-policy-selector {selector:?}: {}", status.message)
+        }
+        // Any other failure is the watches' to retry and report.
+        _ => Ok(()),
+    }
+}
+
 /// Builds and starts a gateway; it serves until [`Running::shutdown`].
 pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
     let (resolver, self_signed) = certificates(&config)?;
@@ -422,8 +440,12 @@ async fn start_live(
         };
         spawn_until(background, writer.run(wake));
     }
+    if let Some(selector) = &config.cluster_policy_selector {
+        check_policy_selector(&client, selector).await?;
+    }
     let live_config = crate::live::LiveConfig {
         watch_policies: !config.no_cluster_policies,
+        policy_selector: config.cluster_policy_selector.clone(),
         ..crate::live::LiveConfig::default()
     };
     spawn_until(background, async move {

@@ -15,14 +15,11 @@ use suture_e2e::latency::{self, Options, report};
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
-    /// Timed requests per setup and request kind
+    /// Timed requests per setup and request kind (iterations: each sends every kind under every
+    /// setup)
     #[arg(long, default_value_t = 600)]
     samples: usize,
-    /// Rounds over the four setups (the samples are split between them; the order rotates, so a
-    /// multiple of 4 puts each setup first equally often)
-    #[arg(long, default_value_t = 8)]
-    rounds: usize,
-    /// Untimed requests per request kind after each switch of setup
+    /// Untimed iterations first
     #[arg(long, default_value_t = 20)]
     warmup: usize,
     /// Also write the report to this file
@@ -48,7 +45,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("no cluster: {HOW_TO_RUN}"))?;
     let options = Options {
         samples: args.samples,
-        rounds: args.rounds,
         warmup: args.warmup,
     };
     let outcome = latency::run(&mut cluster, options).await;
@@ -63,8 +59,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let context = report::Context {
         kubernetes: version.git_version,
         cores: std::thread::available_parallelism().map_or(1, usize::from),
-        samples: args.samples.div_ceil(args.rounds.max(1)) * args.rounds.max(1),
-        rounds: args.rounds.max(1),
+        samples: args.samples,
     };
     let text = report::markdown(&measured, &context);
     print!("{text}");

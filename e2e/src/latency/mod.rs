@@ -1,8 +1,9 @@
-//! Latency inside kube-apiserver: dry-run requests sent by a judged operator and timed at the
-//! client, under each admission setup ([`setups::Setup`]) in turn — several rounds, every setup
-//! visited in each (in a rotating order), so slow drift of the machine is shared — with medians
-//! and p99s per request kind and setup ([`report`]). Run by `bench/apiserver/run.sh`; never by
-//! the tests.
+//! Latency inside kube-apiserver: dry-run requests timed at the client under each admission
+//! setup ([`setups::Setup`]), all in force at once and told apart by the identity that sends the
+//! request, so the setups alternate request by request (in an order rotating between
+//! iterations) and the drift of the machine falls on all of them alike; medians and p99s per
+//! request kind and setup, and Suture's cost over the no-op webhook as the median of the paired
+//! differences ([`report`]). Run by `bench/apiserver/run.sh`; never by the tests.
 
 pub mod report;
 pub mod requests;
@@ -17,20 +18,19 @@ use crate::gateway;
 use crate::scene;
 use crate::scenes;
 use requests::{RequestKind, Targets};
-use setups::{Setup, Switcher};
+use setups::{Routes, Setup};
 
 /// How much to measure.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// Timed requests per setup and request kind (over all rounds).
+    /// Timed iterations: each times every request kind once under every setup.
     pub samples: usize,
-    /// Rounds over the setups.
-    pub rounds: usize,
-    /// Untimed requests per kind after each switch.
+    /// Untimed iterations first.
     pub warmup: usize,
 }
 
-/// Every timed sample, by setup and request kind.
+/// Every timed sample, by setup and request kind, in iteration order: the `i`-th samples of two
+/// setups were taken side by side.
 pub type Samples = BTreeMap<(Setup, RequestKind), Vec<Duration>>;
 
 /// What a run measured.
@@ -48,15 +48,20 @@ pub struct Measured {
 
 const NAMESPACE: &str = "bench";
 
-/// Builds the scene, installs the gateway and its no-op twin, and times every setup.
+/// Builds the scene, installs the gateway, its no-op twin and the policies, and times every
+/// setup.
 pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Measured> {
     let operator = scene::operator(cluster, "e2e-operators", "db-operator").await?;
     gateway::ensure(cluster).await?;
-    let (judging_url, noop) = match &cluster.gateway {
-        Some(judging) => (
-            judging.url.clone(),
-            judging.noop_twin(&cluster.gateway_host).await?,
-        ),
+    let noop = match cluster.gateway.as_mut() {
+        Some(judging) => {
+            // The VAP setup's policies are kube-apiserver's to enforce: the gateway leaves them
+            // out, or it would judge the judged operator's requests by them too.
+            judging
+                .restart_with(&format!("--cluster-policy-selector=!{}", setups::BENCH_LABEL))
+                .await?;
+            judging.noop_twin(&cluster.gateway_host).await?
+        }
         None => anyhow::bail!("the gateway was not installed"),
     };
     scene::apply(cluster, &scenes::database(NAMESPACE, 3, 2))?;
@@ -75,37 +80,11 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
         pod,
         replicas: 3,
     };
-    let switcher = Switcher::new(
-        cluster,
-        gateway::WEBHOOK,
-        (&judging_url, &noop.url),
-        &operator.client,
-        NAMESPACE,
-    )
-    .await?;
-
-    let per_round = options.samples.div_ceil(options.rounds.max(1));
-    let mut samples = Samples::new();
-    for round in 1..=options.rounds.max(1) {
-        for setup in Setup::round_order(round - 1) {
-            switcher.switch(cluster, setup).await?;
-            for _ in 0..options.warmup {
-                for kind in RequestKind::ALL {
-                    requests::send(&operator.client, &targets, kind).await?;
-                }
-            }
-            for _ in 0..per_round {
-                for kind in RequestKind::ALL {
-                    let took = requests::send(&operator.client, &targets, kind).await?;
-                    samples.entry((setup, kind)).or_default().push(took);
-                }
-            }
-            eprintln!("round {round}: {} done", setup.label());
-        }
-    }
-    // Leave the cluster as installed.
-    switcher.switch(cluster, Setup::Judging).await?;
+    let routes = Routes::install(cluster, &operator, &noop.url, NAMESPACE).await?;
+    let measured = time_every_setup(&routes, &targets, options).await;
+    routes.remove(cluster).await?;
     drop(noop);
+    let samples = measured?;
     let decisions = cluster
         .gateway
         .as_ref()
@@ -119,6 +98,30 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
     })
 }
 
+/// Times `options.samples` iterations (after `options.warmup` untimed ones), each sending every
+/// request kind under every setup, the setups in [`Setup::order`].
+async fn time_every_setup(routes: &Routes, targets: &Targets, options: Options) -> anyhow::Result<Samples> {
+    let mut samples = Samples::new();
+    for n in 0..options.warmup + options.samples {
+        for kind in RequestKind::ALL {
+            for setup in Setup::order(n) {
+                let took = requests::send(routes.client(setup)?, targets, kind).await?;
+                if n >= options.warmup {
+                    samples.entry((setup, kind)).or_default().push(took);
+                }
+            }
+        }
+        if n >= options.warmup && (n - options.warmup + 1).is_multiple_of(100) {
+            eprintln!(
+                "{} of {} iterations timed",
+                n - options.warmup + 1,
+                options.samples
+            );
+        }
+    }
+    Ok(samples)
+}
+
 /// The gateway's time for each request kind, and where it evaluated them.
 type Inside = (
     BTreeMap<RequestKind, Vec<Duration>>,
@@ -126,8 +129,7 @@ type Inside = (
 );
 
 /// The judging gateway's own time for the timed requests (admitted dry runs in the bench's
-/// namespace; the switches' probes are refused), and where it evaluated them, from its decision
-/// log.
+/// namespace; the probes are refused), and where it evaluated them, from its decision log.
 fn gateway_times(decisions: &[serde_json::Value]) -> Inside {
     let mut times: BTreeMap<RequestKind, Vec<Duration>> = BTreeMap::new();
     let mut lanes: BTreeMap<RequestKind, BTreeMap<String, usize>> = BTreeMap::new();

@@ -1,9 +1,14 @@
-//! The admission setups the latency benchmark compares, and switching the cluster between them:
-//! no admission webhook; the gateway as a no-op webhook (`--noop`: the same TLS/HTTP stack,
-//! everything allowed); the gateway judging with the pack and impact; and kube-apiserver's
-//! in-process ValidatingAdmissionPolicy with a comparable set of request-only rules. The two
-//! webhook setups use the install's own webhook configuration with its URL pointed at one
-//! gateway or the other; the others delete it.
+//! The admission setups the latency benchmark compares, all in force at once and told apart by
+//! who sends the request: no admission webhook; the gateway as a no-op webhook (`--noop`: the
+//! same TLS/HTTP stack, everything allowed); the gateway judging with the pack and impact; and
+//! kube-apiserver's in-process ValidatingAdmissionPolicy with a comparable set of request-only
+//! rules. Each setup has its own service account, which only that setup's admission matches:
+//! the judged operator goes through the install's webhook (unchanged); `bench-noop` through a
+//! copy of it pointed at the no-op twin; `bench-vap` through the policies; `bench-none` through
+//! nothing. The three live in the gateway's namespace, whose service accounts the install never
+//! judges. So the timed requests can alternate setups request by request, and the drift of a
+//! busy 2-core machine falls on every setup alike. Every request still has every configuration's
+//! match conditions evaluated by kube-apiserver (each a few string comparisons).
 
 use std::time::Duration;
 
@@ -14,7 +19,8 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::cluster::Cluster;
-use crate::scene::{self, Answer};
+use crate::gateway;
+use crate::scene::{self, Answer, Operator};
 
 /// One admission setup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,13 +35,12 @@ impl Setup {
     /// Every setup.
     pub const ALL: [Self; 4] = [Self::NoAdmission, Self::Vap, Self::NoopWebhook, Self::Judging];
 
-    /// The order round `round` visits the setups in: rotated from round to round, so that over
-    /// a multiple of four rounds each setup comes first after a switch equally often (the first
-    /// setup measured after the cluster's admission changed came out slower in trial runs,
-    /// whichever it was).
-    pub fn round_order(round: usize) -> [Self; 4] {
+    /// The order iteration `n` visits the setups in: rotated from one to the next, so each
+    /// setup comes first, second, ... equally often (a request right after another of the same
+    /// kind finds kube-apiserver's and etcd's caches warmer).
+    pub fn order(n: usize) -> [Self; 4] {
         let mut order = Self::ALL;
-        order.rotate_left(round % Self::ALL.len());
+        order.rotate_left(n % Self::ALL.len());
         order
     }
 
@@ -48,48 +53,64 @@ impl Setup {
             Self::Judging => "Suture judging (pack + impact)",
         }
     }
+
+    /// The service account (in the gateway's namespace) whose requests only this setup's
+    /// admission matches; `None` for the judged operator.
+    fn account(self) -> Option<&'static str> {
+        match self {
+            Self::NoAdmission => Some("bench-none"),
+            Self::Vap => Some("bench-vap"),
+            Self::NoopWebhook => Some("bench-noop"),
+            Self::Judging => None,
+        }
+    }
+}
+
+/// `system:serviceaccount:<gateway namespace>:<name>`.
+fn username(account: &str) -> String {
+    format!("system:serviceaccount:{}:{account}", gateway::NAMESPACE)
 }
 
 /// Request-only rules comparable to what the pack checks, as kube-apiserver runs them itself:
 /// quorum on scale, Recreate and `:latest` on Deployments, labelled pods and system namespaces on
-/// delete; each matched to the judged operators.
+/// delete; each matched to `bench-vap` alone.
 const VAP_RULES: &str = r#"apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: bench-statefulset-quorum}
+metadata: {name: bench-statefulset-quorum, labels: {suture.dev/bench: vap}}
 spec:
   failurePolicy: Fail
   matchConstraints:
     resourceRules:
     - {apiGroups: [apps], apiVersions: ["*"], operations: [UPDATE], resources: [statefulsets, statefulsets/scale]}
   matchConditions:
-  - {name: operators, expression: "request.userInfo.username.startsWith('system:serviceaccount:e2e-operators:')"}
+  - {name: bench-vap, expression: "request.userInfo.username == 'system:serviceaccount:suture-system:bench-vap'"}
   validations:
   - {expression: "object.spec.replicas >= 3 || object.spec.replicas >= oldObject.spec.replicas", message: "scaling below quorum"}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: bench-deployments}
+metadata: {name: bench-deployments, labels: {suture.dev/bench: vap}}
 spec:
   failurePolicy: Fail
   matchConstraints:
     resourceRules:
     - {apiGroups: [apps], apiVersions: ["*"], operations: [CREATE, UPDATE], resources: [deployments]}
   matchConditions:
-  - {name: operators, expression: "request.userInfo.username.startsWith('system:serviceaccount:e2e-operators:')"}
+  - {name: bench-vap, expression: "request.userInfo.username == 'system:serviceaccount:suture-system:bench-vap'"}
   validations:
   - {expression: "object.spec.?strategy.?type.orValue('RollingUpdate') != 'Recreate' || object.spec.?replicas.orValue(1) <= 1", message: "Recreate stops every replica"}
   - {expression: "object.spec.template.spec.containers.all(c, has(c.image) && !c.image.endsWith(':latest'))", message: "pin images"}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: bench-deletes}
+metadata: {name: bench-deletes, labels: {suture.dev/bench: vap}}
 spec:
   failurePolicy: Fail
   matchConstraints:
     resourceRules:
     - {apiGroups: [""], apiVersions: ["*"], operations: [DELETE], resources: [pods, namespaces, persistentvolumeclaims]}
   matchConditions:
-  - {name: operators, expression: "request.userInfo.username.startsWith('system:serviceaccount:e2e-operators:')"}
+  - {name: bench-vap, expression: "request.userInfo.username == 'system:serviceaccount:suture-system:bench-vap'"}
   validations:
   - {expression: "oldObject.metadata.?labels[?'app'].orValue('') != 'db'", message: "database pods stay"}
   - {expression: "!(request.name in ['default', 'kube-system', 'kube-public'])", message: "system namespaces stay"}
@@ -98,130 +119,96 @@ spec:
 
 const VAP_NAMES: [&str; 3] = ["bench-statefulset-quorum", "bench-deployments", "bench-deletes"];
 
+/// The label of the policies: the judging gateway leaves them out
+/// (`--cluster-policy-selector=!suture.dev/bench`), as kube-apiserver enforces them itself.
+pub const BENCH_LABEL: &str = "suture.dev/bench";
+
 fn bindings() -> String {
     VAP_NAMES
         .iter()
         .map(|name| {
             format!(
                 "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n\
-                 metadata: {{name: {name}}}\nspec: {{policyName: {name}, validationActions: [Deny]}}\n"
+                 metadata: {{name: {name}, labels: {{{BENCH_LABEL}: vap}}}}\n\
+                 spec: {{policyName: {name}, validationActions: [Deny]}}\n"
             )
         })
         .collect::<Vec<_>>()
         .join("---\n")
 }
 
-/// Switches the cluster between setups.
-#[derive(Debug)]
-pub struct Switcher {
-    /// The install's webhook configuration, as created (without server-set fields).
-    webhook: ValidatingWebhookConfiguration,
-    judging_url: String,
-    noop_url: String,
-    /// The judged operator's client and the StatefulSet's namespace, for the probes.
-    probe: Api<StatefulSet>,
+/// The name of the no-op twin's webhook configuration.
+const NOOP_WEBHOOK: &str = "suture-bench-noop";
+
+/// The clients of every setup, with the setups in force.
+pub struct Routes {
+    clients: Vec<(Setup, kube::Client)>,
 }
 
-/// The delay after a switch that cannot be fully observed (between no admission and the no-op
-/// webhook, which both admit the probe): kube-apiserver's informers apply a change in
-/// milliseconds.
+impl std::fmt::Debug for Routes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let setups: Vec<Setup> = self.clients.iter().map(|(setup, _)| *setup).collect();
+        f.debug_struct("Routes").field("setups", &setups).finish()
+    }
+}
+
+/// The delay after which the no-op webhook, which admits everything, is taken to be in force:
+/// kube-apiserver's informers apply a configuration in milliseconds.
 const UNOBSERVABLE_SETTLE: Duration = Duration::from_secs(2);
 
-impl Switcher {
-    /// A switcher over the installed webhook configuration `name`; probes scale the StatefulSet
-    /// `db` of `namespace` below quorum (dry run) as `operator`.
-    pub async fn new(
+impl Routes {
+    /// Creates the three accounts and puts every setup in force, beside the install's webhook
+    /// (judging `operator`'s requests): a copy of it pointed at `noop_url` for `bench-noop`, the
+    /// policies for `bench-vap`. Returns once the judged and VAP setups are observed in force
+    /// (a dry-run scale of `db` in `namespace` below quorum refused), and the no-op settled.
+    pub async fn install(
         cluster: &Cluster,
-        name: &str,
-        (judging_url, noop_url): (&str, &str),
-        operator: &kube::Client,
+        operator: &Operator,
+        noop_url: &str,
         namespace: &str,
     ) -> anyhow::Result<Self> {
-        let mut webhook = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone())
-            .get(name)
+        let mut clients = vec![(Setup::Judging, operator.client.clone())];
+        for setup in [Setup::NoAdmission, Setup::Vap, Setup::NoopWebhook] {
+            if let Some(account) = setup.account() {
+                let identity = scene::operator(cluster, gateway::NAMESPACE, account).await?;
+                clients.push((setup, identity.client));
+            }
+        }
+        let routes = Self { clients };
+        routes.put_noop_webhook(cluster, noop_url).await?;
+        scene::apply(cluster, &format!("{VAP_RULES}---\n{}", bindings()))?;
+        routes
+            .until_probe(Setup::Vap, namespace, Answer::RefusedWith("scaling below quorum"))
             .await?;
-        let meta = webhook.metadata;
-        webhook.metadata = kube::core::ObjectMeta {
-            name: meta.name,
-            labels: meta.labels,
-            annotations: meta.annotations,
-            ..kube::core::ObjectMeta::default()
-        };
-        Ok(Self {
-            webhook,
-            judging_url: judging_url.to_owned(),
-            noop_url: noop_url.to_owned(),
-            probe: Api::namespaced(operator.clone(), namespace),
-        })
+        routes
+            .until_probe(
+                Setup::Judging,
+                namespace,
+                Answer::RefusedWith("SafetyPolicy 'suture-"),
+            )
+            .await?;
+        for setup in [Setup::NoAdmission, Setup::NoopWebhook] {
+            routes.until_probe(setup, namespace, Answer::Admitted).await?;
+        }
+        tokio::time::sleep(UNOBSERVABLE_SETTLE).await;
+        Ok(routes)
     }
 
-    /// Puts `setup` in force and returns once it is observed (or settled, when it cannot be),
-    /// whichever setup was in force before.
-    pub async fn switch(&self, cluster: &Cluster, setup: Setup) -> anyhow::Result<()> {
-        match setup {
-            Setup::NoAdmission => {
-                self.remove_webhook(cluster).await?;
-                self.remove_vap(cluster)?;
-                // Admitted shows neither the VAP nor the judging webhook is in force; the no-op
-                // one cannot be told apart: give the informer its moment.
-                self.until_probe(None).await?;
-                tokio::time::sleep(UNOBSERVABLE_SETTLE).await;
-            }
-            Setup::Vap => {
-                self.remove_webhook(cluster).await?;
-                scene::apply(cluster, &format!("{VAP_RULES}---\n{}", bindings()))?;
-                self.until_probe(Some("scaling below quorum")).await?;
-            }
-            Setup::NoopWebhook | Setup::Judging => {
-                self.remove_vap(cluster)?;
-                let base = if setup == Setup::Judging {
-                    &self.judging_url
-                } else {
-                    &self.noop_url
-                };
-                self.put_webhook(cluster, base).await?;
-                let refusal = (setup == Setup::Judging).then_some("SafetyPolicy 'suture-");
-                self.until_probe(refusal).await?;
-                if setup == Setup::NoopWebhook {
-                    // Admitted could also mean "no webhook yet": give the informer its moment.
-                    tokio::time::sleep(UNOBSERVABLE_SETTLE).await;
-                }
-            }
-        }
-        Ok(())
+    /// The client whose requests `setup` judges.
+    pub fn client(&self, setup: Setup) -> anyhow::Result<&kube::Client> {
+        self.clients
+            .iter()
+            .find(|(s, _)| *s == setup)
+            .map(|(_, client)| client)
+            .ok_or_else(|| anyhow::anyhow!("no client for {}", setup.label()))
     }
 
-    async fn put_webhook(&self, cluster: &Cluster, base: &str) -> anyhow::Result<()> {
-        let mut webhook = self.webhook.clone();
-        for hook in webhook.webhooks.iter_mut().flatten() {
-            hook.client_config.url = Some(format!("{base}/validate"));
-        }
+    /// Removes the no-op twin's configuration and the policies (the install stays as it was).
+    pub async fn remove(&self, cluster: &Cluster) -> anyhow::Result<()> {
         let api = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone());
-        let name = webhook.metadata.name.clone().unwrap_or_default();
-        match api.get_opt(&name).await? {
-            Some(_) => {
-                let patch = json!({"webhooks": webhook.webhooks});
-                // A strategic merge would merge the webhooks by name; the whole list is meant.
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await?;
-            }
-            None => {
-                api.create(&PostParams::default(), &webhook).await?;
-            }
+        if api.get_opt(NOOP_WEBHOOK).await?.is_some() {
+            api.delete(NOOP_WEBHOOK, &DeleteParams::default()).await?;
         }
-        Ok(())
-    }
-
-    async fn remove_webhook(&self, cluster: &Cluster) -> anyhow::Result<()> {
-        let api = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone());
-        let name = self.webhook.metadata.name.clone().unwrap_or_default();
-        if api.get_opt(&name).await?.is_some() {
-            api.delete(&name, &DeleteParams::default()).await?;
-        }
-        Ok(())
-    }
-
-    fn remove_vap(&self, cluster: &Cluster) -> anyhow::Result<()> {
         let mut args = vec![
             "delete",
             "validatingadmissionpolicybinding,validatingadmissionpolicy",
@@ -232,15 +219,53 @@ impl Switcher {
         Ok(())
     }
 
-    /// Waits until a dry-run scale of `db` to one replica is refused with `refusal`, or admitted
-    /// when `None`.
-    async fn until_probe(&self, refusal: Option<&str>) -> anyhow::Result<()> {
-        let answer = refusal.map_or(Answer::Admitted, Answer::RefusedWith);
+    /// A copy of the install's judging webhook, pointed at the no-op twin and matched to
+    /// `bench-noop` alone (the install's own protect webhook is left out).
+    async fn put_noop_webhook(&self, cluster: &Cluster, noop_url: &str) -> anyhow::Result<()> {
+        let api = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone());
+        let install = api.get(gateway::WEBHOOK).await?;
+        let mut hook = install
+            .webhooks
+            .unwrap_or_default()
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("the install's webhook configuration has no webhook"))?;
+        hook.name = "noop.bench.suture.dev".to_owned();
+        hook.client_config.url = Some(format!("{noop_url}/validate"));
+        hook.match_conditions = Some(vec![
+            k8s_openapi::api::admissionregistration::v1::MatchCondition {
+                name: "bench-noop".to_owned(),
+                expression: format!("request.userInfo.username == '{}'", username("bench-noop")),
+            },
+        ]);
+        let config = ValidatingWebhookConfiguration {
+            metadata: kube::core::ObjectMeta {
+                name: Some(NOOP_WEBHOOK.to_owned()),
+                ..kube::core::ObjectMeta::default()
+            },
+            webhooks: Some(vec![hook]),
+        };
+        match api.get_opt(NOOP_WEBHOOK).await? {
+            Some(_) => {
+                let patch = json!({"webhooks": config.webhooks});
+                api.patch(NOOP_WEBHOOK, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+            }
+            None => {
+                api.create(&PostParams::default(), &config).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until a dry-run scale of `db` to one replica by `setup`'s identity gets `answer`.
+    async fn until_probe(&self, setup: Setup, namespace: &str, answer: Answer<'_>) -> anyhow::Result<()> {
+        let sets: Api<StatefulSet> = Api::namespaced(self.client(setup)?.clone(), namespace);
         let down = json!({"spec": {"replicas": 1}});
         let dry = PatchParams::default().dry_run();
-        scene::until_answered("the admission setup to be in force", answer, || {
-            let (probe, dry, down) = (self.probe.clone(), dry.clone(), down.clone());
-            async move { probe.patch_scale("db", &dry, &Patch::Merge(&down)).await }
+        scene::until_answered(&format!("{} to be in force", setup.label()), answer, || {
+            let (sets, dry, down) = (sets.clone(), dry.clone(), down.clone());
+            async move { sets.patch_scale("db", &dry, &Patch::Merge(&down)).await }
         })
         .await
     }
@@ -251,11 +276,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn four_rounds_put_every_setup_first_once() {
-        let firsts: Vec<Setup> = (0..4).map(|r| Setup::round_order(r)[0]).collect();
+    fn four_iterations_put_every_setup_first_once() {
+        let firsts: Vec<Setup> = (0..4).map(|n| Setup::order(n)[0]).collect();
         let mut sorted = firsts.clone();
         sorted.sort();
         assert_eq!(sorted, Setup::ALL.to_vec(), "{firsts:?}");
-        assert_eq!(Setup::round_order(4), Setup::round_order(0));
+        assert_eq!(Setup::order(4), Setup::order(0));
+    }
+
+    #[test]
+    fn each_bench_account_is_one_the_install_never_judges() {
+        for setup in [Setup::NoAdmission, Setup::Vap, Setup::NoopWebhook] {
+            let user = username(setup.account().unwrap_or_default());
+            assert!(user.starts_with("system:serviceaccount:suture-system:"), "{user}");
+        }
+        assert!(VAP_RULES.contains(&username("bench-vap")));
+    }
+
+    #[test]
+    fn every_policy_object_carries_the_label_the_judging_gateway_leaves_out() {
+        let label = format!("{BENCH_LABEL}: vap");
+        assert_eq!(VAP_RULES.matches(&label).count(), VAP_NAMES.len());
+        assert_eq!(bindings().matches(&label).count(), VAP_NAMES.len());
     }
 }

@@ -32,6 +32,9 @@ pub struct LiveConfig {
     /// Load SafetyPolicy, ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding
     /// objects from the cluster into the policy set (`--no-cluster-policies` turns it off).
     pub watch_policies: bool,
+    /// Only the policy objects with these labels (a Kubernetes label selector,
+    /// `--cluster-policy-selector`); all of them when `None`.
+    pub policy_selector: Option<String>,
     /// The server-side timeout of each watch request, in seconds: a connection that died
     /// silently is noticed within this plus 5 seconds (kube-runtime's idle margin).
     pub watch_timeout_secs: u32,
@@ -41,6 +44,7 @@ impl Default for LiveConfig {
     fn default() -> Self {
         Self {
             watch_policies: true,
+            policy_selector: None,
             watch_timeout_secs: DEFAULT_WATCH_TIMEOUT_SECS,
         }
     }

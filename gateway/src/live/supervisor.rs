@@ -122,7 +122,10 @@ pub async fn run(
     for resource in policy_kinds {
         let name = watch_name(&resource);
         let sink = cluster_policies.sink(&resource.kind);
-        let watch = Watch::<DynamicObject>::all(client.clone(), name.clone(), resource, timeout);
+        let mut watch = Watch::<DynamicObject>::all(client.clone(), name.clone(), resource, timeout);
+        if let Some(selector) = &config.policy_selector {
+            watch.config = watch.config.labels(selector);
+        }
         tasks.push(Task::spawn(name, watch::run(watch, model.clone(), sink)));
     }
     tracing::info!(watches = tasks.len(), "live model: watches started");

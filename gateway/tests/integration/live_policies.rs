@@ -126,6 +126,29 @@ async fn cluster_policies_join_the_set_and_a_broken_one_keeps_the_last_good_set(
 }
 
 #[tokio::test]
+async fn a_policy_selector_narrows_the_policy_watches_only() {
+    let (client, api) = MockApi::start();
+    let config = suture_gateway::live::LiveConfig {
+        policy_selector: Some("suture.dev/enforce=true".to_owned()),
+        ..suture_gateway::live::LiveConfig::default()
+    };
+    let _live = Live::start_with(client, config);
+    let selected = "labelSelector=suture.dev%2Fenforce%3Dtrue";
+    eventually("the policy kinds listed with the selector", || {
+        [VAPS, BINDINGS, SAFETY].iter().all(|path| {
+            let requests = api.requests_on(path);
+            !requests.is_empty() && requests.iter().all(|uri| uri.contains(selected))
+        })
+    })
+    .await;
+    let pods = api.requests_on("/api/v1/pods");
+    assert!(
+        !pods.is_empty() && pods.iter().all(|uri| !uri.contains("labelSelector")),
+        "{pods:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_missing_safety_policy_crd_counts_as_no_policies() {
     let (client, api) = MockApi::start();
     api.fail_next_list(SAFETY, 404);

@@ -299,15 +299,22 @@ impl Drop for Live {
 impl Live {
     /// Runs `suture_gateway::live::run` with `client` and no file policies.
     pub fn start(client: kube::Client, watch_policies: bool) -> Live {
-        use suture_gateway::live::{LiveConfig, run};
+        Self::start_with(
+            client,
+            suture_gateway::live::LiveConfig {
+                watch_policies,
+                ..suture_gateway::live::LiveConfig::default()
+            },
+        )
+    }
+
+    /// Runs `suture_gateway::live::run` with `client`, `config` and no file policies.
+    pub fn start_with(client: kube::Client, config: suture_gateway::live::LiveConfig) -> Live {
+        use suture_gateway::live::run;
         use suture_gateway::model::LiveModel;
         use suture_gateway::policies::{PolicyReloader, PolicySources};
         let model = std::sync::Arc::new(LiveModel::new());
         let policies = std::sync::Arc::new(PolicyReloader::start(PolicySources::default()).unwrap());
-        let config = LiveConfig {
-            watch_policies,
-            ..LiveConfig::default()
-        };
         let task = tokio::spawn({
             let (model, policies) = (model.clone(), policies.clone());
             async move {

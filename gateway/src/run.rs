@@ -138,7 +138,7 @@ fn termination() -> impl std::future::Future<Output = ()> {
 /// Refuses a `--cluster-policy-selector` kube-apiserver cannot read, at start-up rather than as a
 /// watch failing for ever: one list of ValidatingAdmissionPolicies (served since Kubernetes 1.30)
 /// with it.
-async fn check_policy_selector(client: &kube::Client, selector: &str) -> anyhow::Result<()> {
+pub async fn check_policy_selector(client: &kube::Client, selector: &str) -> anyhow::Result<()> {
     use k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy;
     let api = kube::Api::<ValidatingAdmissionPolicy>::all(client.clone());
     match api

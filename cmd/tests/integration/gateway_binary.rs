@@ -46,6 +46,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         "--kubeconfig",
         "--context",
         "--no-cluster-policies",
+        "--cluster-policy-selector",
         "--max-model-age",
         "--max-body-bytes",
         "--max-concurrency",

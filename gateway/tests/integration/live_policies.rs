@@ -149,6 +149,24 @@ async fn a_policy_selector_narrows_the_policy_watches_only() {
 }
 
 #[tokio::test]
+async fn a_selector_the_api_server_cannot_read_is_refused_at_start_up() {
+    let (client, api) = MockApi::start();
+    api.fail_next_list(VAPS, 400);
+    let error = suture_gateway::run::check_policy_selector(&client, "a in b")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("--cluster-policy-selector \"a in b\": "),
+        "{error}"
+    );
+    // A selector it reads (or any other failure, the watches' to retry) passes.
+    suture_gateway::run::check_policy_selector(&client, "team=db")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn a_missing_safety_policy_crd_counts_as_no_policies() {
     let (client, api) = MockApi::start();
     api.fail_next_list(SAFETY, 404);

@@ -617,18 +617,31 @@ spec:
   validations: [{expression: "object.metadata.name != 'refused'", message: "refused by name"}]
 "#;
 
-    fn configmap_create(name: &str) -> Source {
+    /// A core-group request of an operator of `namespace` on `kind`/`resource` `name`.
+    fn core_request(
+        operation: &str,
+        (kind, resource): (&str, &str),
+        namespace: &str,
+        name: &str,
+        object: serde_json::Value,
+    ) -> Source {
         let review = serde_json::json!({
             "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
             "request": {
-                "uid": "u", "operation": "CREATE", "name": name, "namespace": "ns",
-                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
-                "userInfo": {"username": "system:serviceaccount:ns:operator"},
-                "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"}}
+                "uid": "u", "operation": operation, "name": name, "namespace": namespace,
+                "kind": {"group": "", "version": "v1", "kind": kind},
+                "resource": {"group": "", "version": "v1", "resource": resource},
+                "userInfo": {"username": format!("system:serviceaccount:{namespace}:operator")},
+                "object": object
             }
         });
         Source::Parsed(Box::new(Request::from_review(review).unwrap()))
+    }
+
+    fn configmap_create(name: &str) -> Source {
+        let object = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "ns"}});
+        core_request("CREATE", ("ConfigMap", "configmaps"), "ns", name, object)
     }
 
     async fn judged(evaluator: &Evaluator, name: &str) -> Judged {
@@ -733,17 +746,7 @@ spec:
 "#;
 
     fn pod_delete(name: &str) -> Source {
-        let review = serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "request": {
-                "uid": "u", "operation": "DELETE", "name": name, "namespace": "shop",
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "userInfo": {"username": "system:serviceaccount:shop:operator"},
-                "object": null
-            }
-        });
-        Source::Parsed(Box::new(Request::from_review(review).unwrap()))
+        core_request("DELETE", ("Pod", "pods"), "shop", name, serde_json::Value::Null)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -638,6 +638,18 @@ spec:
         Source::Parsed(Box::new(Request::from_review(review).unwrap()))
     }
 
+    /// The shape of the requests every policy of `policies` could judge.
+    fn shape_of(policies: &str) -> Shape {
+        Shape::of(
+            &Loader::new()
+                .add_str("p.yaml", policies)
+                .unwrap()
+                .finish()
+                .unwrap()
+                .policies,
+        )
+    }
+
     fn configmap_create(name: &str) -> Source {
         let object = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": "ns"}});
@@ -682,14 +694,7 @@ spec:
             costly.decision.denials
         );
         assert_eq!(costly.failure, None);
-        let shape = Shape::of(
-            &Loader::new()
-                .add_str("lanes.yaml", LANE_POLICIES)
-                .unwrap()
-                .finish()
-                .unwrap()
-                .policies,
-        );
+        let shape = shape_of(LANE_POLICIES);
         assert!(
             evaluator.beyond_trial.is_marked(shape),
             "requests of a shape whose trial ran out skip the trial for a while"
@@ -804,14 +809,7 @@ spec:
             1,
             "recorded once, by the pool's evaluation only"
         );
-        let shape = Shape::of(
-            &Loader::new()
-                .add_str("rate.yaml", RATE_POLICY)
-                .unwrap()
-                .finish()
-                .unwrap()
-                .policies,
-        );
+        let shape = shape_of(RATE_POLICY);
         assert!(
             !evaluator.beyond_trial.is_marked(shape),
             "an abandoned trial is not an exhausted one: its shape keeps the trial"

@@ -129,8 +129,9 @@ fn completed(event: &Event) -> Result<(), Skip> {
     Ok(())
 }
 
-/// The admission request of `event`, or why there is none.
-pub fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip> {
+/// The admission request of `event` (one object: a deletecollection is [`rebuild_all`]'s), or why
+/// there is none.
+fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip> {
     let operation = match event.verb.as_str() {
         "create" => Operation::Create,
         "update" | "patch" => Operation::Update,
@@ -318,9 +319,14 @@ mod tests {
             rebuild(&event(v), &EmptyCluster).err()
         };
         assert_eq!(with("verb", json!("list")), Some(Skip::ReadOnly));
+        let mut collection = delete_pvc();
+        collection["verb"] = json!("deletecollection");
+        collection["requestURI"] =
+            json!("/api/v1/namespaces/db/persistentvolumeclaims?fieldSelector=status.phase%3DBound");
         assert_eq!(
-            with("verb", json!("deletecollection")),
-            Some(Skip::DeleteCollection)
+            rebuild_all(&event(collection), &EmptyCluster).err(),
+            Some(Skip::DeleteCollection),
+            "a field the model does not keep"
         );
         assert_eq!(with("stage", json!("RequestReceived")), Some(Skip::NotComplete));
         assert_eq!(with("responseStatus", json!({"code": 409})), Some(Skip::Failed));

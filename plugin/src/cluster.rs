@@ -12,7 +12,9 @@ use policies_cel::cluster::{ClusterModel, Progress, load_snapshots};
 use policies_cel::{ClusterView, EmptyCluster};
 
 use crate::exit::Failure;
+use crate::live::scope::{Instances, Namespaces};
 use crate::live::{self, Credentials, KubeArgs, ModelSink, Scope};
+use crate::whatif::collection::collection;
 use crate::whatif::{Subject, WhatIfArgs, target::target};
 
 /// Snapshots smaller than this load too fast for a bar to be worth drawing.
@@ -89,6 +91,41 @@ pub fn for_request(
         })
     })?;
     Ok((Box::new(sink.finish()), Some(default_namespace)))
+}
+
+/// The cluster a what-if collection (`delete pvc -l app=pg`) is judged against, as a model its
+/// admitted deletions are carried into, and the namespace kubectl defaults to (the context's in
+/// live mode). Live mode reads the cluster-scoped kinds, then the collection's namespace, custom
+/// resources included (everything for a cluster-scoped type, and with `-A`).
+pub fn for_collection(
+    snapshots: &[PathBuf],
+    kube: &KubeArgs,
+    all_namespaces: bool,
+    what_if: &WhatIfArgs,
+) -> Result<(ClusterModel, Option<String>), Failure> {
+    let credentials = match source(snapshots, kube) {
+        Source::Snapshots => return Ok((load_model(snapshots)?, None)),
+        Source::Empty => return Ok((ClusterModel::new(), None)),
+        Source::Live(credentials) => credentials,
+    };
+    let mut sink = ModelSink::default();
+    let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
+        if all_namespaces {
+            return Scope::everything();
+        }
+        match collection(what_if, Some(namespace), &sink.model) {
+            Ok(collection) => match collection.namespace {
+                Some(namespace) => Scope {
+                    namespaces: Namespaces::Only([namespace].into()),
+                    instances: Instances::All,
+                },
+                None => Scope::everything(),
+            },
+            // Reported once the cluster is read.
+            Err(_) => Scope::nothing(),
+        }
+    })?;
+    Ok((sink.finish(), Some(default_namespace)))
 }
 
 /// The whole live cluster as a model (`test --live`). Exit 2 when there is no kubeconfig.

@@ -22,6 +22,7 @@ pub mod replay;
 pub mod report;
 pub mod review;
 pub mod scaffold;
+pub mod selector;
 pub mod style;
 pub mod suite;
 pub mod whatif;

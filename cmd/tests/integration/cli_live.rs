@@ -98,6 +98,43 @@ fn a_live_check_judges_as_the_snapshot_does_reading_only_the_request_namespace()
 }
 
 #[test]
+fn a_live_collection_judges_as_the_snapshot_does_reading_only_its_namespace() {
+    let (api, _dir, kubeconfig) = cluster("coordination");
+    let what_if = [
+        "check",
+        "delete",
+        "pods",
+        "-l",
+        "app.kubernetes.io/name=zookeeper",
+        "--as",
+        ZK_OPERATOR,
+        "-o",
+        "json",
+    ];
+    let live = run(&[&what_if[..], &["--kubeconfig", arg(&kubeconfig)]].concat());
+    assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
+    let offline = run(&[
+        &what_if[..],
+        &["-n", "coordination", "--cluster", arg(&platform())],
+    ]
+    .concat());
+    assert_eq!(json(&live), json(&offline));
+    assert_eq!(json(&live)["objects"], 5, "the context's namespace, zk-0 to zk-4");
+    let requests = api.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert!(
+        paths.contains(&"/api/v1/namespaces/coordination/pods"),
+        "{paths:?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .all(|p| !p.contains("/namespaces/payments/") && *p != "/api/v1/pods"),
+        "read beyond the collection's namespace: {paths:?}"
+    );
+}
+
+#[test]
 fn without_n_the_context_namespace_is_used() {
     let (_api, _dir, kubeconfig) = cluster("coordination");
     let out = run(&[

@@ -1,13 +1,16 @@
 //! What-if requests for `check` and `impact`: an action on a named object (`delete`, `scale`,
-//! `evict`) or a plain manifest, built as kube-apiserver would send it, with the object before the
-//! change from the cluster snapshot and the user from `--as`.
+//! `evict`), a collection (`delete TYPE -l SELECTOR`), or a plain manifest, built as
+//! kube-apiserver would send it, with the object before the change from the cluster snapshot and
+//! the user from `--as`.
 
 use crate::common;
 
 use common::{json, stderr, stdout, suture, temp_files};
 
 const PLATFORM: &str = "testdata/clusters/platform";
+const DATABASE: &str = "testdata/clusters/database";
 const OPERATOR: &str = "system:serviceaccount:coordination:zk-operator";
+const PG_OPERATOR: &str = "system:serviceaccount:databases:pg-operator";
 
 fn run(args: &[&str]) -> std::process::Output {
     suture().args(args).output().unwrap()
@@ -184,6 +187,163 @@ fn a_manifest_of_an_existing_object_is_an_update_and_a_new_one_a_create() {
         json(&out)["impact"]["activity"],
         "deleting Deployment payments/ledger"
     );
+}
+
+/// The names, verdicts and denying policies of a collection document's items.
+fn verdicts(doc: &serde_json::Value) -> Vec<(String, bool, Vec<String>)> {
+    doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let policies = item["denials"].as_array().unwrap().iter();
+            (
+                item["name"].as_str().unwrap().to_owned(),
+                item["allowed"].as_bool().unwrap(),
+                policies
+                    .map(|d| d["policy"].as_str().unwrap().to_owned())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_collection_is_judged_one_delete_per_object_each_seeing_the_ones_before_it() {
+    let out = run(&[
+        "check",
+        "delete",
+        "pods",
+        "-l",
+        "app.kubernetes.io/name=postgresql",
+        "-n",
+        "databases",
+        "--cluster",
+        DATABASE,
+        "--as",
+        PG_OPERATOR,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(
+        (
+            doc["allowed"].as_bool(),
+            doc["objects"].as_u64(),
+            doc["denied"].as_u64()
+        ),
+        (Some(false), Some(3), Some(2))
+    );
+    let verdicts = verdicts(&doc);
+    // The budget (minAvailable 2 of 3) lets one pod go; the next two would break it once the
+    // first is gone.
+    assert_eq!(verdicts[0], ("pg-main-0".into(), true, vec![]));
+    for (name, allowed, policies) in &verdicts[1..] {
+        assert!(!allowed, "{name}");
+        assert!(
+            policies.contains(&"suture-disruption-budget".to_owned()),
+            "{name}: {policies:?}"
+        );
+        assert!(
+            policies.contains(&"suture-disruption-rate".to_owned()),
+            "{name}: {policies:?}"
+        );
+    }
+    // Its Service's endpoints follow: the second deletion starts from the first one's result.
+    let services = |index: usize| doc["items"][index]["impact"]["services"][0].clone();
+    assert_eq!(
+        (
+            services(0)["readyBefore"].as_u64(),
+            services(0)["readyAfter"].as_u64()
+        ),
+        (Some(3), Some(2))
+    );
+    assert_eq!(
+        (
+            services(1)["readyBefore"].as_u64(),
+            services(1)["readyAfter"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+}
+
+#[test]
+fn a_collection_of_live_claims_is_refused_claim_by_claim() {
+    let out = run(&[
+        "check",
+        "delete",
+        "pvc",
+        "--all",
+        "-n",
+        "databases",
+        "--cluster",
+        DATABASE,
+        "--as",
+        PG_OPERATOR,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    insta::assert_snapshot!("check_collection_claims_text", stdout(&out));
+}
+
+#[test]
+fn a_collection_that_selects_nothing_is_allowed_and_says_so() {
+    let out = run(&[
+        "check",
+        "delete",
+        "configmaps",
+        "-l",
+        "app in (nothing-here)",
+        "--field-selector",
+        "metadata.name!=x",
+        "-n",
+        "databases",
+        "--cluster",
+        DATABASE,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "ALLOWED  DELETECOLLECTION configmaps in databases -l app in (nothing-here) --field-selector metadata.name!=x by system:serviceaccount:default:suture-what-if: no object matches, nothing would be deleted\n"
+    );
+}
+
+#[test]
+fn collection_mistakes_exit_2_with_a_clear_message() {
+    let review = "testdata/reviews/pod-delete-pg-main-0.json";
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["check", "scale", "sts", "-l", "a=b"],
+            "only `delete` takes a collection",
+        ),
+        (&["check", "delete", "pod/x", "--all"], "give the type alone"),
+        (
+            &["check", "delete", "pods", "--all", "-l", "a=b"],
+            "--all and -l/--selector",
+        ),
+        (
+            &[
+                "check",
+                "delete",
+                "pods",
+                "-l",
+                "replicas>2",
+                "--cluster",
+                DATABASE,
+            ],
+            "label selector \"replicas>2\"",
+        ),
+        (&["check", "-f", review, "-l", "a=b"], "not a file given with -f"),
+        (
+            &["impact", "delete", "pvc", "-l", "a=b"],
+            "`kubectl suture check` judges it",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+        assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! The plugin through the real kubectl: kubectl finds `kubectl-suture` on PATH; `check` and
-//! `impact` against the live cluster agree with `check --cluster` on a `snapshot` of it; and
-//! `test --live` judges a suite that names no cluster against the live one.
+//! The plugin through the real kubectl: kubectl finds `kubectl-suture` on PATH; `check` (of a
+//! named object and of a collection) and `impact` against the live cluster agree with `check
+//! --cluster` on a `snapshot` of it; and `test --live` judges a suite that names no cluster
+//! against the live one.
 
 use std::process::Command;
 
@@ -60,7 +61,10 @@ cases:
     )
 }
 
-fn verdict(json: &str) -> anyhow::Result<(bool, Vec<String>)> {
+/// Whether a request was allowed, and the policies that denied it.
+type Verdict = (bool, Vec<String>);
+
+fn verdict(json: &str) -> anyhow::Result<Verdict> {
     let value: serde_json::Value = serde_json::from_str(json)?;
     let allowed = value["allowed"].as_bool().unwrap_or(true);
     let mut policies: Vec<String> = value["denials"]
@@ -71,6 +75,20 @@ fn verdict(json: &str) -> anyhow::Result<(bool, Vec<String>)> {
         .collect();
     policies.sort();
     Ok((allowed, policies))
+}
+
+/// Each item's name and verdict in a collection's `check -o json` document.
+fn collection_verdicts(json: &str) -> anyhow::Result<Vec<(String, Verdict)>> {
+    let value: serde_json::Value = serde_json::from_str(json)?;
+    value["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            let name = item["name"].as_str().unwrap_or_default().to_owned();
+            Ok((name, verdict(&item.to_string())?))
+        })
+        .collect()
 }
 
 fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFuture<'_> {
@@ -120,6 +138,34 @@ fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFut
         println!(
             "  live and snapshot verdicts agree: denied by {}",
             live_verdict.1.join(", ")
+        );
+
+        // A deletecollection what-if: every live claim, one DELETE each.
+        let collection = [
+            "suture", "check", "delete", "pvc", "--all", "-n", ns, "-o", "json",
+        ];
+        let (code, live, err) = kubectl(cluster, &collection)?;
+        anyhow::ensure!(code == 1, "live collection check exited {code}: {err}");
+        let live_items = collection_verdicts(&live)?;
+        anyhow::ensure!(
+            !live_items.is_empty()
+                && live_items
+                    .iter()
+                    .all(|(_, (allowed, policies))| !allowed
+                        && policies.contains(&"suture-data-loss".to_owned())),
+            "live collection: {live}"
+        );
+        let mut offline = collection.to_vec();
+        offline.extend(["--cluster", &file]);
+        let (code, snap, err) = kubectl(cluster, &offline)?;
+        anyhow::ensure!(code == 1, "snapshot collection check exited {code}: {err}");
+        anyhow::ensure!(
+            collection_verdicts(&snap)? == live_items,
+            "live {live} vs snapshot {snap}"
+        );
+        println!(
+            "  a deletecollection of the {} claims: each refused by suture-data-loss, live and on the snapshot",
+            live_items.len()
         );
 
         let suite = cluster.dir().join("live.test.yaml");

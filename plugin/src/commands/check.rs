@@ -1,8 +1,11 @@
-//! `kubectl suture check`: judge one AdmissionReview against policies and print the verdict.
+//! `kubectl suture check`: judge one AdmissionReview against policies and print the verdict;
+//! or judge a what-if deletecollection, one DELETE per object.
 
 use std::path::PathBuf;
 
+use anyhow::anyhow;
 use clap::Args;
+use policies_cel::history::Ledger;
 use policies_cel::{evaluate, evaluate_in};
 
 use crate::exit::{Exit, Failure, OrExit};
@@ -11,7 +14,9 @@ use crate::policies;
 use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
-use crate::whatif::RequestArgs;
+use crate::whatif::args::DEFAULT_AS;
+use crate::whatif::collection::{self, collection};
+use crate::whatif::{RequestArgs, Subject};
 
 /// Arguments of `kubectl suture check`.
 #[derive(Debug, Args)]
@@ -51,6 +56,10 @@ Examples:
   kubectl suture check delete statefulset/db -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
   kubectl suture check scale deployment/web --replicas 0 -n shop --cluster snapshot.json
 
+  # What if it deleted every claim labelled app=pg at once (a deletecollection, judged one
+  # DELETE per object as kube-apiserver sends them; -l, --field-selector or --all)?
+  kubectl suture check delete pvc -l app=pg -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
+
   # Against the live cluster of the current kubeconfig context (reads what the request reaches)
   kubectl suture check delete statefulset/db -n prod --as system:serviceaccount:prod:db-operator
   kubectl suture check delete node/pool-3 --context staging --request-timeout 30s
@@ -68,8 +77,8 @@ Examples:
   cat review.json | kubectl suture check -f - -o json
 
 Exit status:
-  0  allowed
-  1  denied
+  0  allowed (a collection: every deletion)
+  1  denied (a collection: any deletion)
   2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
      a cluster or history fixture that cannot be read)
   3  a policy failed to load or compile";
@@ -89,6 +98,9 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 /// Runs `check`: 0 allowed, 1 denied.
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
+    if matches!(subject, Subject::Collection) {
+        return run_collection(args, style);
+    }
     let set = policies::load(&args.policies, &args.params)?;
     let history = args
         .history
@@ -113,6 +125,56 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     };
     print!("{text}");
     Ok(if decision.allowed {
+        Exit::Success
+    } else {
+        Exit::Failure
+    })
+}
+
+/// Runs `check` on a what-if collection: each selected object's DELETE judged in turn against
+/// the model with the admitted ones carried into it; 0 when every deletion is admitted, 1 when
+/// any is denied.
+fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
+    let request = &args.request;
+    if !request.cluster.is_empty() && (request.kube.explicit() || request.all_namespaces) {
+        return Err(Failure::usage(anyhow!(
+            "--cluster judges against a snapshot; --kubeconfig, --context and -A are for the live cluster: give one or the other"
+        )));
+    }
+    let set = policies::load(&args.policies, &args.params)?;
+    let history = args
+        .history
+        .as_deref()
+        .map(crate::history::load)
+        .transpose()
+        .map_err(Failure::usage)?;
+    let (mut model, default_namespace) = crate::cluster::for_collection(
+        &request.cluster,
+        &request.kube,
+        request.all_namespaces,
+        &request.what_if,
+    )?;
+    let selected =
+        collection(&request.what_if, default_namespace.as_deref(), &model).map_err(Failure::usage)?;
+    let specs = collection::requests(&selected, &request.what_if, &model);
+    let (mut ledger, now) = match history {
+        Some(history) => (history.ledger, history.now),
+        None => (Ledger::default(), chrono::Utc::now()),
+    };
+    let judged = collection::judge(&set, &specs, &mut model, &mut ledger, now).map_err(Failure::usage)?;
+    let document = crate::report::collection::document(&selected, &judged);
+    let text = match output::render(&args.output, &document)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => {
+            let user = request.what_if.as_user.as_deref().unwrap_or(DEFAULT_AS);
+            crate::report::collection::text(&selected, &judged, user, args.verbose, style)
+        }
+    };
+    print!("{text}");
+    Ok(if document.allowed {
         Exit::Success
     } else {
         Exit::Failure

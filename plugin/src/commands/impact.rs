@@ -8,7 +8,7 @@ use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::report;
 use crate::style::Style;
-use crate::whatif::RequestArgs;
+use crate::whatif::{RequestArgs, Subject};
 
 /// Arguments of `kubectl suture impact`.
 #[derive(Debug, Args)]
@@ -46,6 +46,11 @@ Exit status:
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
+    if matches!(subject, Subject::Collection) {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "a collection (-l, --field-selector, --all) is one request per object: `kubectl suture check` judges it and prints each one's impact"
+        )));
+    }
     let (cluster, request) = args.request.resolve(&subject)?;
     let impact = estimate(&request, cluster.as_ref());
     let text = match output::render(&args.output, &impact)

@@ -1,10 +1,12 @@
 //! The log's own changes carried into replay's model as it goes, so a sequence is judged as it
 //! happened: each admitted request's change is applied with the model's `insert` and `remove`
 //! (the functions the gateway's watches call for their events) — creates add, updates replace,
-//! deletes and evictions remove, a scale sets its workload's replicas. Dry runs change nothing.
+//! deletes and evictions remove, a scale sets its workload's replicas. A pod removed also leaves
+//! its Services' endpoints, as the EndpointSlice controller carries it out. Dry runs change
+//! nothing.
 
 use policies_cel::cluster::json::to_json;
-use policies_cel::cluster::{ClusterModel, ObjectKey, project};
+use policies_cel::cluster::{ClusterModel, ObjectKey, Spec, project};
 use policies_cel::{ClusterView, Request};
 use serde_json::Value as Json;
 
@@ -31,9 +33,13 @@ pub fn apply(model: &mut ClusterModel, request: &Request) {
                 // A cluster-scoped object whose request carried a namespace.
                 model.remove(&ObjectKey::new(&kind.group, &kind.kind, "", name));
             }
+            if kind.group.is_empty() && kind.kind == "Pod" {
+                leave_endpoints(model, namespace, name);
+            }
         }
         ("CREATE", "eviction") => {
             model.remove(&ObjectKey::new("", "Pod", namespace, name));
+            leave_endpoints(model, namespace, name);
         }
         // A status update carries the whole object (a pod turning ready).
         ("CREATE" | "UPDATE", "") | ("UPDATE", "status") => {
@@ -43,6 +49,30 @@ pub fn apply(model: &mut ClusterModel, request: &Request) {
         }
         ("UPDATE", "scale") => scale(model, request, namespace, name),
         _ => {}
+    }
+}
+
+/// The endpoints of pod `namespace/name` turn not ready in every EndpointSlice that lists them.
+fn leave_endpoints(model: &mut ClusterModel, namespace: &str, name: &str) {
+    let listed = |endpoints: &[policies_cel::cluster::Endpoint]| {
+        endpoints
+            .iter()
+            .any(|e| e.ready && e.pod.as_deref() == Some(name))
+    };
+    let changed: Vec<_> = model
+        .of_kind("discovery.k8s.io", "EndpointSlice")
+        .into_iter()
+        .filter(|slice| *slice.key.namespace == *namespace)
+        .filter(|slice| matches!(&slice.spec, Spec::EndpointSlice { endpoints, .. } if listed(endpoints)))
+        .cloned()
+        .collect();
+    for mut slice in changed {
+        if let Spec::EndpointSlice { endpoints, .. } = &mut slice.spec {
+            for endpoint in endpoints.iter_mut().filter(|e| e.pod.as_deref() == Some(name)) {
+                endpoint.ready = false;
+            }
+        }
+        model.insert(slice);
     }
 }
 
@@ -155,6 +185,46 @@ mod tests {
             &request("CREATE", ("", "pods"), Some("eviction"), "pg-1", eviction, false),
         );
         assert!(model.get(&pod_key("pg-1")).is_none());
+    }
+
+    #[test]
+    fn a_removed_pod_leaves_its_services_endpoints() {
+        let mut model = model();
+        let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "pg-abc", "namespace": "db", "labels": {"kubernetes.io/service-name": "pg"}},
+            "endpoints": [
+                {"conditions": {"ready": true}, "targetRef": {"kind": "Pod", "name": "pg-0", "namespace": "db"}},
+                {"conditions": {"ready": true}, "targetRef": {"kind": "Pod", "name": "pg-1", "namespace": "db"}}]});
+        let slice = project(&slice, &mut model).unwrap();
+        model.insert(slice);
+        let ready = |model: &ClusterModel| match &model
+            .get(&ObjectKey::new(
+                "discovery.k8s.io",
+                "EndpointSlice",
+                "db",
+                "pg-abc",
+            ))
+            .unwrap()
+            .spec
+        {
+            Spec::EndpointSlice { endpoints, .. } => endpoints
+                .iter()
+                .filter(|e| e.ready)
+                .map(|e| e.pod.as_deref().unwrap().to_owned())
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        apply(
+            &mut model,
+            &request("DELETE", ("", "pods"), None, "pg-0", json!({}), false),
+        );
+        assert_eq!(ready(&model), ["pg-1"]);
+        let eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "pg-1", "namespace": "db"}});
+        apply(
+            &mut model,
+            &request("CREATE", ("", "pods"), Some("eviction"), "pg-1", eviction, false),
+        );
+        assert!(ready(&model).is_empty());
     }
 
     #[test]

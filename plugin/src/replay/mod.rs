@@ -12,7 +12,6 @@
 pub mod apply;
 pub mod event;
 pub mod rebuild;
-pub mod selector;
 pub mod tally;
 
 use std::io::BufRead;

@@ -12,11 +12,11 @@ use serde_json::{Value as Json, json};
 use crate::kinds::split_api_version;
 use crate::known_kinds;
 use crate::replay::event::{Event, ObjectRef};
-use crate::replay::selector::Selectors;
 use crate::review::previous::before_update;
 use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
 };
+use crate::selector::Selectors;
 
 /// Why an event is not replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -70,13 +70,15 @@ pub fn describe_request(request: &Request) -> String {
     if let Some(sub) = admission.sub_resource.as_deref().filter(|s| !s.is_empty()) {
         resource = format!("{resource}/{sub}");
     }
+    // A deletecollection's objects come unnamed: the name is in oldObject.
+    let name = request.target_name();
     let target = match admission
         .namespace
         .as_deref()
-        .filter(|ns| !ns.is_empty() && *ns != admission.name)
+        .filter(|ns| !ns.is_empty() && *ns != name)
     {
-        Some(ns) => format!("{ns}/{}", admission.name),
-        None => admission.name.clone(),
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.into_owned(),
     };
     let user = admission.user_info.username.as_deref().unwrap_or("<anonymous>");
     let mut line = format!("{} {resource} {target} by {user}", request.operation());

@@ -1,6 +1,7 @@
 //! The what-if flags `check` and `impact` share: an action on a named object (`delete sts/db`,
-//! `scale deploy/web --replicas 0`, `evict pod/web-1`), or a plain manifest given with `-f`, and
-//! the identity to judge it as, with kubectl's names for the flags.
+//! `scale deploy/web --replicas 0`, `evict pod/web-1`) or on a collection (`delete pvc -l
+//! app=pg`, `check` only), or a plain manifest given with `-f`, and the identity to judge it as,
+//! with kubectl's names for the flags.
 
 use clap::{Args, ValueEnum};
 
@@ -21,9 +22,23 @@ pub enum OperationArg {
 #[derive(Debug, Clone, Default, Args)]
 pub struct WhatIfArgs {
     /// A what-if action instead of -f: `delete TYPE/NAME`, `scale TYPE/NAME --replicas N`,
-    /// `evict pod/NAME`
+    /// `evict pod/NAME`; with check, also `delete TYPE -l SELECTOR` (or --field-selector,
+    /// --all): a deletecollection
     #[arg(value_name = "ACTION TYPE/NAME", num_args = 0..=2)]
     pub action: Vec<String>,
+
+    /// For `delete TYPE`: the label selector of the collection to delete, as kubectl takes it
+    /// (`app=pg`, `tier in (db,cache)`, `!canary`)
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// For `delete TYPE`: a field selector on metadata.name or metadata.namespace
+    #[arg(long = "field-selector", value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+
+    /// For `delete TYPE`: every object of the type in the namespace
+    #[arg(long = "all")]
+    pub all: bool,
 
     /// For a manifest given with -f: the operation [default: UPDATE when the object is in the
     /// cluster, else CREATE]
@@ -63,6 +78,11 @@ impl WhatIfArgs {
 
     /// True when any what-if flag was given (they need a manifest or an action).
     pub fn any(&self) -> bool {
-        !self.action.is_empty() || self.operation.is_some() || self.replicas.is_some()
+        !self.action.is_empty() || self.operation.is_some() || self.replicas.is_some() || self.selects()
+    }
+
+    /// True when a collection is selected (`-l`, `--field-selector`, `--all`).
+    pub fn selects(&self) -> bool {
+        self.selector.is_some() || self.field_selector.is_some() || self.all
     }
 }

@@ -36,7 +36,11 @@ pub fn action_target<'a>(
     let (type_name, name) = target
         .split_once('/')
         .filter(|(t, n)| !t.is_empty() && !n.is_empty())
-        .ok_or_else(|| anyhow!("{target:?}: expected TYPE/NAME, e.g. statefulset/db"))?;
+        .ok_or_else(|| {
+            anyhow!(
+                "{target:?}: expected TYPE/NAME, e.g. statefulset/db (a collection: `delete TYPE` with -l, --field-selector or --all)"
+            )
+        })?;
     let kind = known_kinds::by_type_name(cluster, type_name).ok_or_else(|| {
         anyhow!(
             "unknown resource type {type_name:?} (not built in, and no CRD for it in the --cluster snapshot)"
@@ -173,7 +177,7 @@ pub fn manifest_kind(cluster: &dyn ClusterView, api_version: &str, kind_name: &s
         })
 }
 
-fn base(args: &WhatIfArgs, kind: &KindRef, namespace: Option<String>, name: &str) -> RequestSpec {
+pub(crate) fn base(args: &WhatIfArgs, kind: &KindRef, namespace: Option<String>, name: &str) -> RequestSpec {
     RequestSpec {
         seed: format!(
             "what-if/{}/{}/{name}",

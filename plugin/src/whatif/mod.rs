@@ -1,10 +1,12 @@
 //! What-if requests for `check` and `impact`: the file given with `-f` is an AdmissionReview as
 //! recorded, or a plain manifest to create, update or delete; or, without `-f`, an action on a
-//! named object (`delete statefulset/db -n prod`, `scale deployment/web --replicas 0`). Either
-//! way the request is built as kube-apiserver would send it to a webhook.
+//! named object (`delete statefulset/db -n prod`, `scale deployment/web --replicas 0`), or a
+//! deletecollection (`delete pvc -l app=pg`, one request per object: [`collection`]). Either
+//! way the requests are built as kube-apiserver would send them to a webhook.
 
 pub mod args;
 pub mod build;
+pub mod collection;
 pub mod source;
 pub mod target;
 
@@ -30,6 +32,8 @@ pub enum Subject {
     Manifest { name: String, object: Json },
     /// A what-if action (`delete sts/db`).
     Action,
+    /// A what-if deletecollection (`delete pvc -l app=pg`).
+    Collection,
 }
 
 impl Subject {
@@ -41,11 +45,20 @@ impl Subject {
                     "nothing to judge: give -f REVIEW|MANIFEST, or a what-if action such as `delete statefulset/db -n prod`"
                 )));
             }
-            return Ok(Subject::Action);
+            return Ok(if args.selects() {
+                Subject::Collection
+            } else {
+                Subject::Action
+            });
         };
         if !args.action.is_empty() {
             return Err(Failure::usage(anyhow!(
                 "give either -f or a what-if action, not both"
+            )));
+        }
+        if args.selects() {
+            return Err(Failure::usage(anyhow!(
+                "-l, --field-selector and --all select a collection for `delete TYPE`, not a file given with -f"
             )));
         }
         let source = input::read_source(path).or_exit(Exit::Usage)?;
@@ -87,6 +100,11 @@ pub fn request(
                 .map_err(|e| Failure::usage(e.context(name.clone())))?
         }
         Subject::Action => build::action(args, default_namespace, cluster).map_err(Failure::usage)?,
+        Subject::Collection => {
+            return Err(Failure::usage(anyhow!(
+                "a collection (-l, --field-selector, --all) is one request per object: `kubectl suture check` judges it"
+            )));
+        }
     };
     let review = build_review(&spec).map_err(|e| Failure::usage(anyhow!("{e}")))?;
     Request::from_review(review).map_err(|e| Failure::usage(anyhow!("{e}")))

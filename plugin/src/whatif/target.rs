@@ -48,6 +48,8 @@ pub fn target(
             let action = action_target(args, default_namespace, cluster).ok()?;
             Some(of_kind(action.kind, action.namespace, action.name))
         }
+        // Many objects: `cluster::for_collection` scopes it.
+        Subject::Collection => None,
     }
 }
 

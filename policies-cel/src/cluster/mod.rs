@@ -16,7 +16,7 @@ mod view;
 
 pub use layered::Layered;
 pub use model::{ClusterModel, KindCounts, ObjectId, labels_from};
-pub use object::{Object, ObjectKey, Spec};
+pub use object::{Endpoint, Object, ObjectKey, Spec};
 pub use project::{ProjectError, UNREAD_BY_WORKLOAD_SPECS, project, project_spec};
 pub use snapshot::{Progress, SnapshotError, SnapshotLoader, load_snapshots};
 pub use view::{ClusterView, EmptyCluster};

@@ -1,6 +1,6 @@
 //! The selectors of a `deletecollection` — `labelSelector` and `fieldSelector` in its request
-//! URI — read as kube-apiserver reads them, so that replay finds the objects the collection
-//! deleted in its model when the audit log does not list them.
+//! URI, or `-l`/`--field-selector` of a what-if — read as kube-apiserver reads them, so that
+//! replay and `check delete TYPE -l ...` find the objects of the collection in their model.
 //!
 //! Label selectors take the whole grammar of `k8s.io/apimachinery/pkg/labels` but the numeric
 //! `gt`/`lt` comparisons: `k=v`, `k==v`, `k!=v` (also true without the label), `k in (a,b)`,
@@ -56,6 +56,14 @@ impl Selectors {
             }
         }
         Ok(selectors)
+    }
+
+    /// The selectors of kubectl's `-l/--selector` and `--field-selector` (none: every object).
+    pub fn of_flags(label: Option<&str>, field: Option<&str>) -> Result<Self, SelectorError> {
+        Ok(Self {
+            labels: label.map(labels).transpose()?.unwrap_or_default(),
+            fields: field.map(fields).transpose()?.unwrap_or_default(),
+        })
     }
 
     /// Whether `object` is in the collection.
@@ -209,6 +217,30 @@ mod tests {
         assert!(selects(&uri("app%20notin%20(web)"), &bare));
         assert!(selects(&uri("!app"), &bare) && !selects(&uri("!app"), &web));
         assert!(Selectors::of_uri(&uri("replicas%3E2")).is_err());
+    }
+
+    #[test]
+    fn kubectl_flags_read_as_the_query_does() {
+        let web = pod("web-1", json!({"app": "web"}));
+        let both = Selectors::of_flags(Some("app in (web, db)"), Some("metadata.name=web-1")).unwrap();
+        assert_eq!(
+            both,
+            Selectors::of_uri(
+                "/api/v1/pods?labelSelector=app+in+(web,db)&fieldSelector=metadata.name%3Dweb-1"
+            )
+            .unwrap()
+        );
+        assert!(both.matches(&web));
+        assert!(
+            !Selectors::of_flags(None, Some("metadata.name!=web-1"))
+                .unwrap()
+                .matches(&web)
+        );
+        assert!(
+            Selectors::of_flags(None, None).unwrap().matches(&web),
+            "none: every object"
+        );
+        assert!(Selectors::of_flags(Some("a<1"), None).is_err());
     }
 
     #[test]

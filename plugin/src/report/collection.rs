@@ -1,0 +1,95 @@
+//! The verdict of `check` on a what-if collection (`delete pvc -l app=pg`): one `check` verdict
+//! per object, in the order kube-apiserver would send them, under a line saying how many of the
+//! collection's deletions would be refused. `-o json|yaml`: the `check` document of each object
+//! under `items`, beside `allowed` (every deletion admitted) and the counts.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::report::check::{self, CheckDocument};
+use crate::style::Style;
+use crate::whatif::collection::{Collection, Judged};
+
+/// The `-o json` / `-o yaml` document.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CollectionDocument<'a> {
+    /// Every deletion of the collection would be admitted (true when it selects nothing).
+    pub allowed: bool,
+    pub collection: Selection<'a>,
+    /// Objects selected, and how many of their deletions would be denied.
+    pub objects: usize,
+    pub denied: usize,
+    pub items: Vec<Item<'a>>,
+}
+
+/// What was selected, as given.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Selection<'a> {
+    pub resource: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<&'a str>,
+    pub description: &'a str,
+}
+
+/// One object's deletion: its name, and the `check` document of its verdict.
+#[derive(Debug, Serialize)]
+pub struct Item<'a> {
+    pub name: String,
+    #[serde(flatten)]
+    pub verdict: CheckDocument<'a>,
+}
+
+/// The document for the judged deletions of `collection`.
+pub fn document<'a>(collection: &'a Collection, judged: &'a [Judged]) -> CollectionDocument<'a> {
+    let denied = judged.iter().filter(|j| !j.decision.allowed).count();
+    CollectionDocument {
+        allowed: denied == 0,
+        collection: Selection {
+            resource: &collection.kind.resource,
+            namespace: collection.namespace.as_deref(),
+            description: &collection.description,
+        },
+        objects: judged.len(),
+        denied,
+        items: judged
+            .iter()
+            .map(|j| Item {
+                name: j.request.target_name().into_owned(),
+                verdict: check::document(&j.decision),
+            })
+            .collect(),
+    }
+}
+
+/// The human report: the collection's line, then each object's `check` report.
+pub fn text(collection: &Collection, judged: &[Judged], user: &str, verbose: bool, style: Style) -> String {
+    let denied = judged.iter().filter(|j| !j.decision.allowed).count();
+    let verdict = if denied == 0 {
+        style.good("ALLOWED")
+    } else {
+        style.bad("DENIED")
+    };
+    let mut out = String::new();
+    let counts = match (judged.len(), denied) {
+        (0, _) => "no object matches, nothing would be deleted".to_owned(),
+        (total, 0) => format!("all {total} deletions admitted"),
+        (total, denied) => format!("{denied} of {total} deletions denied"),
+    };
+    let _ = writeln!(
+        out,
+        "{verdict}  DELETECOLLECTION {} by {user}: {counts}",
+        collection.description
+    );
+    for (index, one) in judged.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.bold(&format!("── {}/{}", index + 1, judged.len()))
+        );
+        out.push_str(&check::text(&one.decision, &one.request, verbose, style));
+    }
+    out
+}

@@ -30,12 +30,18 @@ pub struct LiveModel {
     current_at_ms: AtomicU64,
     /// Live mode: every watch, feeding the model or the policy set, with its state.
     watches: Mutex<Watches>,
+    /// Fed by watches, the model mirrors kube-apiserver: an object a request changes that it
+    /// lacks is one not delivered yet (offline, snapshots may leave objects out).
+    mirrors_cluster: bool,
 }
 
 impl LiveModel {
-    /// An empty model that is not ready yet.
+    /// An empty model that is not ready yet, to be fed by watches (live mode).
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            mirrors_cluster: true,
+            ..Self::default()
+        }
     }
 
     /// A model that starts from `model` and is ready at once (offline mode).
@@ -44,6 +50,12 @@ impl LiveModel {
         live.replace(model);
         live.mark_ready();
         live
+    }
+
+    /// True in live mode: the model mirrors kube-apiserver through watches
+    /// ([`policies_cel::EvalContext::live`]).
+    pub fn mirrors_cluster(&self) -> bool {
+        self.mirrors_cluster
     }
 
     /// A read view for one evaluation. A writer that panicked leaves the model usable: its

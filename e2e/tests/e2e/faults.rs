@@ -81,25 +81,53 @@ fn after_an_apiserver_restart_the_model_is_current_again(cluster: &mut Cluster) 
         scene::statefulset_ready(cluster, ns, "db").await?;
         scene::gateway_sees(&op, ns).await?;
         let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), ns);
-        // A scale request carries no StatefulSet (only a Scale): refused below quorum only once
-        // the StatefulSet watch itself has resumed and the model holds the set. (A DELETE would
-        // not show it: its oldObject lets the set be judged while the model still lags.)
+        // A scale request carries no StatefulSet (only a Scale): judged by its figures (two pods
+        // stopped) only once the StatefulSet watch itself has resumed and the model holds the
+        // set. Until then the gateway refuses it by failurePolicy (the model does not hold the
+        // set yet), never admits it. (A DELETE would not show it: its oldObject lets the set be
+        // judged while the model still lags.)
+        let admitted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let lagging = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         scene::until_answered(
             "the StatefulSet made after the restart to be in the gateway's model",
-            scene::Answer::RefusedWith("SafetyPolicy 'suture-"),
+            scene::Answer::RefusedWith(" stops 2 pods"),
             || {
-                let sets = sets.clone();
+                let (sets, admitted, lagging) = (
+                    sets.clone(),
+                    std::sync::Arc::clone(&admitted),
+                    std::sync::Arc::clone(&lagging),
+                );
                 async move {
-                    sets.patch_scale(
-                        "db",
-                        &PatchParams::default().dry_run(),
-                        &Patch::Merge(json!({"spec": {"replicas": 1}})),
-                    )
-                    .await
+                    let answer = sets
+                        .patch_scale(
+                            "db",
+                            &PatchParams::default().dry_run(),
+                            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+                        )
+                        .await;
+                    match &answer {
+                        Ok(_) => {
+                            admitted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(kube::Error::Api(status)) if status.message.contains("does not hold") => {
+                            lagging.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        Err(_) => {}
+                    }
+                    answer
                 }
             },
         )
         .await?;
+        let admitted = admitted.load(std::sync::atomic::Ordering::Relaxed);
+        anyhow::ensure!(
+            admitted == 0,
+            "a scale below quorum was admitted {admitted} times while the model lagged"
+        );
+        println!(
+            "  a scale below quorum: refused {} times by failurePolicy while the model lacked the set, never admitted",
+            lagging.load(std::sync::atomic::Ordering::Relaxed)
+        );
         let message = scene::refusal(
             "deleting the StatefulSet made after the restart",
             sets.delete("db", &DeleteParams::default()).await,

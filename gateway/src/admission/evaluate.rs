@@ -303,6 +303,7 @@ impl Evaluator {
         let task_set = Arc::clone(&set);
         let began = Arc::new(std::sync::OnceLock::new());
         let task_began = Arc::clone(&began);
+        let live = self.model.mirrors_cluster();
         let task = pool.run(move || {
             let _permit = permit;
             let request = source.into_request();
@@ -313,7 +314,11 @@ impl Evaluator {
             // Timed from here: waiting for the model (a re-list holding it) is not the
             // policies' doing, and must not send an ordinary shape to the heavy lane.
             let _ = task_began.set(Instant::now());
-            let decision = judge_request(&ledger, &task_set, &request, &*view, reads_history, None);
+            let base = EvalContext {
+                live,
+                ..EvalContext::default()
+            };
+            let decision = judge_request(&ledger, &task_set, &request, &*view, reads_history, &base);
             drop(view);
             with_summary(decision, summarize)
         });
@@ -377,7 +382,12 @@ impl Evaluator {
         let request = source.into_request();
         let trial = Trial::new(self.inline_cost);
         let judged = catch_unwind(AssertUnwindSafe(|| {
-            judge_request(&self.ledger, set, &request, &*view, reads_history, Some(&trial))
+            let base = EvalContext {
+                trial: Some(&trial),
+                live: self.model.mirrors_cluster(),
+                ..EvalContext::default()
+            };
+            judge_request(&self.ledger, set, &request, &*view, reads_history, &base)
         }));
         drop(view);
         drop(permit);
@@ -414,24 +424,21 @@ impl Evaluator {
     }
 }
 
-/// Judges `request` (against the ledger when a candidate reads `history`), within `trial`'s
-/// allowance when there is one: the decision is the request's when the trial concluded.
+/// Judges `request` (against the ledger when a candidate reads `history`) in `base`'s context:
+/// within its trial's allowance when there is one (the decision is the request's when the trial
+/// concluded), and with its `live` (the model mirrors kube-apiserver).
 fn judge_request(
     ledger: &SharedLedger,
     set: &PolicySet,
     request: &Request,
     view: &dyn ClusterView,
     reads_history: bool,
-    trial: Option<&Trial>,
+    base: &EvalContext<'_>,
 ) -> Decision {
     if reads_history {
-        judge_with_history(ledger, set, request, view, trial)
+        judge_with_history(ledger, set, request, view, base)
     } else {
-        let context = EvalContext {
-            trial,
-            ..EvalContext::default()
-        };
-        policies_cel::evaluate_in(set, request, view, &context)
+        policies_cel::evaluate_in(set, request, view, base)
     }
 }
 
@@ -458,13 +465,15 @@ fn judge_with_history(
     set: &PolicySet,
     request: &Request,
     view: &dyn ClusterView,
-    trial: Option<&Trial>,
+    base: &EvalContext<'_>,
 ) -> Decision {
+    let trial = base.trial;
     let judge = |now| {
         ledger.with_view(|history| {
             let context = EvalContext {
-                trial,
-                ..EvalContext::with_history(history, now)
+                history: Some(history),
+                now: Some(now),
+                ..*base
             };
             policies_cel::evaluate_in(set, request, view, &context)
         })
@@ -737,6 +746,70 @@ spec:
         let judged = judging.await.unwrap();
         assert_eq!(judged.lane, Some(Lane::Pool));
         assert!(!judged.decision.allowed);
+    }
+
+    /// An operator's eviction of pod `ns/web-0`, and a model holding another pod only.
+    fn eviction_of_a_pod_the_model_lacks() -> (Source, ClusterModel) {
+        let review = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "u", "operation": "CREATE", "name": "web-0", "namespace": "ns",
+                "subResource": "eviction",
+                "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "userInfo": {"username": "system:serviceaccount:ns:operator"},
+                "object": {"apiVersion": "policy/v1", "kind": "Eviction",
+                    "metadata": {"name": "web-0", "namespace": "ns"}}
+            }
+        });
+        let mut model = ClusterModel::new();
+        let other = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-1", "namespace": "ns", "uid": "p1"}});
+        let other = policies_cel::cluster::project(&other, &mut model).unwrap();
+        model.insert(other);
+        (
+            Source::Parsed(Box::new(Request::from_review(review).unwrap())),
+            model,
+        )
+    }
+
+    #[tokio::test]
+    async fn live_an_object_the_model_lacks_makes_impact_readers_follow_failure_policy() {
+        let enforced = Enforced::new(
+            Loader::new()
+                .add_str("p.yaml", POLICIES)
+                .unwrap()
+                .finish()
+                .unwrap(),
+        );
+        for inline_cost in [0, DEFAULT_INLINE_COST] {
+            // Offline (a snapshot may leave the pod out): nothing is counted, admitted.
+            let (source, model) = eviction_of_a_pod_the_model_lacks();
+            let offline =
+                with_inline_cost(LiveModel::ready_with(model), Duration::from_secs(60), inline_cost);
+            let judged = offline
+                .judge(&enforced, enforced.set.policies.clone(), source)
+                .await;
+            assert!(judged.decision.allowed, "{:?}", judged.decision.denials);
+
+            // Live (watches mirror kube-apiserver, which has the pod): its watch lags.
+            let (source, model) = eviction_of_a_pod_the_model_lacks();
+            let live = LiveModel::new();
+            live.replace(model);
+            live.mark_ready();
+            let live = with_inline_cost(live, Duration::from_secs(60), inline_cost);
+            assert_eq!(live.staleness(), None, "a current model");
+            let judged = live.judge(&enforced, enforced.set.policies.clone(), source).await;
+            assert!(!judged.decision.allowed, "inline cost {inline_cost}");
+            let denials = &judged.decision.denials;
+            assert_eq!(denials.len(), 1, "{denials:?}");
+            assert_eq!(denials[0].policy, "reads-impact");
+            assert!(
+                denials[0].message.contains("does not hold Pod ns/web-0 yet"),
+                "{}",
+                denials[0].message
+            );
+        }
     }
 
     /// A rate policy reading the history: a Pod DELETE it admits is recorded in the ledger.

@@ -145,10 +145,11 @@ impl Timeline<'_> {
         let Ok(request) = request else {
             return tally.skip(Skip::UnknownKind);
         };
+        // The model is a snapshot carried forward: an object it lacks was left out of it.
         let context = EvalContext {
             history: Some(&self.ledger),
             now: self.now,
-            trial: None,
+            ..EvalContext::default()
         };
         let decision = evaluate_in(self.set, &request, &self.model, &context);
         tally.record(event, &request, &decision);

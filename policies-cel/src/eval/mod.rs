@@ -50,8 +50,8 @@ use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySe
 pub const AUDIT_FAILURE_KEY: &str = "validation.policy.admission.k8s.io/validation_failure";
 
 /// What a request is judged with besides the policies, itself and the cluster: the history of
-/// admitted disruption the `history` library reads, the time its windows end at, and whether
-/// this is a trial under a small allowance.
+/// admitted disruption the `history` library reads, the time its windows end at, whether this
+/// is a trial under a small allowance, and whether the cluster view mirrors kube-apiserver.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EvalContext<'a> {
     /// The ledger (none: nothing was recorded, every window is empty).
@@ -61,6 +61,12 @@ pub struct EvalContext<'a> {
     /// A trial's allowance, shared by every policy (none: each policy has its whole budget).
     /// When [`Trial::exhausted`] afterwards, the decision is not the request's.
     pub trial: Option<&'a Trial>,
+    /// The cluster view mirrors kube-apiserver as it is now (the gateway's watches), so an
+    /// object a request changes is in the cluster: when the estimate's rule cannot find it in the
+    /// view ([`Impact::missing`]: a watch has not delivered it yet), `impact` is unavailable and
+    /// the policies reading it follow their failurePolicy, instead of counting nothing. False
+    /// for snapshots, which may leave objects out.
+    pub live: bool,
 }
 
 impl<'a> EvalContext<'a> {
@@ -70,6 +76,7 @@ impl<'a> EvalContext<'a> {
             history: Some(ledger),
             now: Some(now),
             trial: None,
+            live: false,
         }
     }
 }
@@ -90,6 +97,7 @@ pub fn evaluate_in(
     context: &EvalContext<'_>,
 ) -> Decision {
     let history = RequestHistory::new(context.history, context.now, request, cluster);
+    let live = context.live;
     let admission = &request.admission;
     let namespace = admission.namespace.as_deref().unwrap_or_default();
     let context = Context {
@@ -115,6 +123,11 @@ pub fn evaluate_in(
                     ));
                 }
                 let estimate = crate::impact::estimate(request, cluster);
+                if let Some(key) = estimate.missing.as_ref().filter(|_| live) {
+                    return Err(EvalError::Unavailable(format!(
+                        "impact (the cluster model does not hold {key} yet: its watch has not delivered it)"
+                    )));
+                }
                 // Only what some policy of the set selects of `impact` becomes CEL.
                 let fields = set.policies.iter().fold(ImpactFields::NONE, |fields, policy| {
                     fields.union(policy.impact_fields)

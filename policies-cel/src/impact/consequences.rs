@@ -110,6 +110,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
         activity,
         notes: effects.notes.clone(),
         modelled: !effects.unmodelled,
+        missing: effects.missing.take(),
         ..Impact::default()
     };
     impact.deleted = effects

@@ -58,6 +58,9 @@ pub(crate) struct Effects {
     pub broken_references: Vec<BrokenReference>,
     /// No rule of the estimate covers the request (see `Impact::modelled`).
     pub unmodelled: bool,
+    /// The object the request changes, which the rule needs as the model holds it, is not in
+    /// the model (see `Impact::missing`).
+    pub missing: Option<ObjectKey>,
     /// What the request is, when a rule words it better than its verb and target (`action`,
     /// `activity` of the report): an UPDATE that removes a last finalizer completes a deletion.
     pub described_as: Option<(String, String)>,
@@ -152,6 +155,13 @@ impl Effects {
                 scheduled: loss == Loss::Scheduled,
             });
         }
+    }
+
+    /// The object the rule needs as the model holds it, `key`, is not there: nothing is
+    /// counted for it (`what` says what that means for the request), and the estimate says so.
+    pub fn subject_missing(&mut self, key: &ObjectKey, what: &str) {
+        self.note(format!("{key} is not in the cluster model: {what}"));
+        self.missing = Some(key.clone());
     }
 
     /// Adds a note about an assumption or gap.

@@ -8,10 +8,7 @@ use crate::impact::subject::Subject;
 /// Estimates an eviction of the subject pod.
 pub(crate) fn evict(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(pod) = view.get(&subject.key) else {
-        effects.note(format!(
-            "{} is not in the cluster model: nothing is known to stop",
-            subject.key
-        ));
+        effects.subject_missing(&subject.key, "nothing is known to stop");
         return;
     };
     if pod.terminating {

@@ -22,10 +22,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         return;
     }
     let Some(volume) = view.get(&subject.key) else {
-        effects.note(format!(
-            "{} is not in the cluster model: no effect is counted",
-            subject.key
-        ));
+        effects.subject_missing(&subject.key, "no effect is counted");
         return;
     };
     let Spec::PersistentVolume {

@@ -41,10 +41,7 @@ struct Change<'a> {
 /// Estimates an UPDATE of a workload or of its `scale` subresource.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(current) = view.get(&subject.key) else {
-        effects.note(format!(
-            "{} is not in the cluster model: no effect is counted",
-            subject.key
-        ));
+        effects.subject_missing(&subject.key, "no effect is counted");
         return;
     };
     let pods = active_pods(view, current);

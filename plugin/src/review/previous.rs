@@ -8,8 +8,8 @@ use crate::review::GroupVersionKind;
 
 /// The object before an update, when only the new one is known (an audit event, a manifest):
 /// the new object with
-/// what the snapshot knows put back — replicas, a Service's selector, a Node's taints, a
-/// ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
+/// what the snapshot knows put back — its ownerReferences, replicas, a Service's selector, a
+/// Node's taints, a ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
 /// replicas. A pod template change is recognised from a patch that touches `spec.template`, or
 /// from an updated workload whose `metadata.generation` runs ahead of `status.observedGeneration`
 /// with unchanged replicas; the old template then differs by a marker annotation, so the
@@ -55,6 +55,12 @@ pub fn before_update(
 
 /// Puts the snapshot's view of the fields the estimate compares back into `old`.
 fn restore(old: &mut Json, stored: &Json, kind: &str) {
+    // The owners it has now: new ones that name no existing owner get it collected.
+    set(
+        old,
+        &["metadata", "ownerReferences"],
+        stored["metadata"]["ownerReferences"].clone(),
+    );
     match kind {
         "ConfigMap" | "Secret" => {
             let keys = stored["keys"].as_array().cloned().unwrap_or_default();
@@ -131,6 +137,22 @@ mod tests {
             Some(&json!({"spec": {"replicas": 3}})),
         );
         assert_eq!(old, object);
+    }
+
+    #[test]
+    fn the_stored_owners_are_put_back_so_new_ones_are_seen() {
+        let kind = GroupVersionKind {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "PersistentVolumeClaim".into(),
+        };
+        let owner = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "u-1"});
+        let object = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data-db-0", "ownerReferences": [owner]}});
+        let stored = json!({"metadata": {"name": "data-db-0", "ownerReferences": []}});
+        let old = before_update(&kind, None, &object, Some(&stored), None);
+        assert_eq!(old["metadata"]["ownerReferences"], json!([]));
+        assert_eq!(old["metadata"]["name"], "data-db-0");
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod finalizers;
 mod labels;
 mod lagging;
 mod nodes;
+mod owners;
 mod pods;
 pub mod report;
 mod services;
@@ -56,6 +57,8 @@ pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
 fn estimate_in(view: &dyn ClusterView, subject: &Subject, mut effects: Effects) -> Impact {
     match finalizers::completed_deletion(subject) {
         Some(propagation) => finalizers::estimate(view, subject, propagation, &mut effects),
+        // New ownerReferences naming no existing owner: the collector deletes the object.
+        None if owners::collected(view, subject, &mut effects) => {}
         None => by_request(view, subject, &mut effects),
     }
     consequences::assemble(view, subject, effects)

@@ -1,9 +1,12 @@
 //! Updates of objects other than workloads: Service selectors, pod labels, finalizers removed
-//! from an object being deleted, and a PersistentVolume's reclaim policy.
+//! from an object being deleted, a PersistentVolume's reclaim policy, and ownerReferences that
+//! name no existing owner (the garbage collector deletes the object).
 
 use serde_json::json;
 
-use crate::reality::request::{CONFIG_MAP, Kind, POD, Request, SERVICE, VOLUME, first_with, named};
+use crate::reality::request::{
+    CONFIG_MAP, DEPLOYMENT, Kind, POD, Request, SERVICE, VOLUME, first_with, named,
+};
 use crate::reality::scenario::Scenario;
 use crate::reality::scenarios::deletes::web;
 use crate::reality::scenarios::yaml::{config_map, deployment, pod, service};
@@ -18,6 +21,12 @@ fn patch(kind: Kind, name: &str, patch: serde_json::Value) -> Request {
 }
 
 const HOLD: &str = "e2e.suture.dev/hold";
+
+/// ownerReferences naming a ConfigMap `gone` by a uid no object has.
+fn dangling_owner() -> serde_json::Value {
+    json!({"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone",
+        "uid": "0badc0de-0000-4000-8000-000000000000"}]}})
+}
 
 /// A PersistentVolume `name` (as the simulation provisions: it reclaims it) with `policy`,
 /// pre-bound to claim `claim` in `ns` when given.
@@ -106,6 +115,25 @@ pub fn scenarios() -> Vec<Scenario> {
             patch(CONFIG_MAP, "held", json!({"metadata": {"finalizers": null}})),
         )
         .stage(|ns| config_map(ns, "held", &format!("finalizers: [{HOLD}]"))),
+        Scenario::new(
+            "owner/dangling-set-on-deployment",
+            "a Deployment given an ownerReference to an owner that does not exist: the garbage collector deletes it, its ReplicaSet and pods",
+            patch(DEPLOYMENT, "web", dangling_owner()),
+        )
+        .stage(web),
+        Scenario::new(
+            "owner/dangling-set-on-config-map",
+            "a ConfigMap given an ownerReference to an owner that does not exist: collected with what it owns",
+            patch(CONFIG_MAP, "settings", dangling_owner()),
+        )
+        .stage(|ns| config_map(ns, "settings", ""))
+        .stage(|ns| {
+            config_map(
+                ns,
+                "settings-part",
+                "ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: settings, uid: \"$UID(configmaps/settings)\"}]",
+            )
+        }),
         Scenario::new(
             "volume/retain-to-delete-released",
             "reclaim policy Retain → Delete on a Released volume: it is deleted",

@@ -75,6 +75,15 @@ pub fn is_cluster_scoped(kind: &str) -> bool {
     BUILTIN.iter().any(|b| b.kind == kind && !b.namespaced)
 }
 
+/// Whether built-in `kind` of API `group` is read into the model, and then whether it is
+/// namespaced: the model holds every object of such a kind (`None` for other kinds).
+pub fn read_into_model(group: &str, kind: &str) -> Option<bool> {
+    BUILTIN
+        .iter()
+        .find(|b| b.kind == kind && crate::cluster::object::builtin_group(kind) == Some(group))
+        .map(|b| b.namespaced)
+}
+
 /// The built-in kinds read into the model, CustomResourceDefinitions last.
 pub fn builtin() -> Vec<ApiResource> {
     BUILTIN.iter().map(|b| (b.resource)()).collect()

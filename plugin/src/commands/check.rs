@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use clap::Args;
 use policies_cel::history::Ledger;
 use policies_cel::{evaluate, evaluate_in};
@@ -102,12 +101,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
         return run_collection(args, style);
     }
     let set = policies::load(&args.policies, &args.params)?;
-    let history = args
-        .history
-        .as_deref()
-        .map(crate::history::load)
-        .transpose()
-        .map_err(Failure::usage)?;
+    let history = history(args)?;
     let (cluster, request) = args.request.resolve(&subject)?;
     let mut decision = match &history {
         Some(history) => evaluate_in(&set, &request, cluster.as_ref(), &history.context()),
@@ -136,18 +130,9 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
 /// any is denied.
 fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let request = &args.request;
-    if !request.cluster.is_empty() && (request.kube.explicit() || request.all_namespaces) {
-        return Err(Failure::usage(anyhow!(
-            "--cluster judges against a snapshot; --kubeconfig, --context and -A are for the live cluster: give one or the other"
-        )));
-    }
+    request.one_cluster()?;
     let set = policies::load(&args.policies, &args.params)?;
-    let history = args
-        .history
-        .as_deref()
-        .map(crate::history::load)
-        .transpose()
-        .map_err(Failure::usage)?;
+    let history = history(args)?;
     let (mut model, default_namespace) = crate::cluster::for_collection(
         &request.cluster,
         &request.kube,
@@ -179,4 +164,13 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     } else {
         Exit::Failure
     })
+}
+
+/// The `--history` fixture, when given.
+fn history(args: &CheckArgs) -> Result<Option<crate::history::History>, Failure> {
+    args.history
+        .as_deref()
+        .map(crate::history::load)
+        .transpose()
+        .map_err(Failure::usage)
 }

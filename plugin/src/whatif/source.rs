@@ -43,13 +43,19 @@ impl RequestArgs {
         Subject::read(self.filename.as_deref(), &self.what_if)
     }
 
-    /// The cluster and the request to judge against it.
-    pub fn resolve(&self, subject: &Subject) -> Result<(Box<dyn ClusterView>, Request), Failure> {
+    /// Refuses `--cluster` given with the live cluster's flags.
+    pub fn one_cluster(&self) -> Result<(), Failure> {
         if !self.cluster.is_empty() && (self.kube.explicit() || self.all_namespaces) {
             return Err(Failure::usage(anyhow::anyhow!(
                 "--cluster judges against a snapshot; --kubeconfig, --context and -A are for the live cluster: give one or the other"
             )));
         }
+        Ok(())
+    }
+
+    /// The cluster and the request to judge against it.
+    pub fn resolve(&self, subject: &Subject) -> Result<(Box<dyn ClusterView>, Request), Failure> {
+        self.one_cluster()?;
         let (cluster, default_namespace) = cluster::for_request(
             &self.cluster,
             &self.kube,

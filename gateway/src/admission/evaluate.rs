@@ -748,25 +748,30 @@ spec:
         assert!(!judged.decision.allowed);
     }
 
-    /// An operator's eviction of pod `ns/web-0`, and a model holding another pod only.
-    fn eviction_of_a_pod_the_model_lacks() -> (Source, ClusterModel) {
+    /// An operator's scale of StatefulSet `ns/db` to 0, and a model holding one of its pods but
+    /// not the set (its watch lags).
+    fn scale_of_a_set_the_model_lacks() -> (Source, ClusterModel) {
+        let scale = |replicas: i64| {
+            serde_json::json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                "metadata": {"name": "db", "namespace": "ns", "uid": "s1"}, "spec": {"replicas": replicas}})
+        };
         let review = serde_json::json!({
             "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
             "request": {
-                "uid": "u", "operation": "CREATE", "name": "web-0", "namespace": "ns",
-                "subResource": "eviction",
-                "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "uid": "u", "operation": "UPDATE", "name": "db", "namespace": "ns",
+                "subResource": "scale",
+                "kind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
+                "resource": {"group": "apps", "version": "v1", "resource": "statefulsets"},
                 "userInfo": {"username": "system:serviceaccount:ns:operator"},
-                "object": {"apiVersion": "policy/v1", "kind": "Eviction",
-                    "metadata": {"name": "web-0", "namespace": "ns"}}
+                "object": scale(0), "oldObject": scale(1)
             }
         });
         let mut model = ClusterModel::new();
-        let other = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "web-1", "namespace": "ns", "uid": "p1"}});
-        let other = policies_cel::cluster::project(&other, &mut model).unwrap();
-        model.insert(other);
+        let member = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "db-0", "namespace": "ns", "uid": "p0",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "s1", "controller": true}]}});
+        let member = policies_cel::cluster::project(&member, &mut model).unwrap();
+        model.insert(member);
         (
             Source::Parsed(Box::new(Request::from_review(review).unwrap())),
             model,
@@ -783,8 +788,8 @@ spec:
                 .unwrap(),
         );
         for inline_cost in [0, DEFAULT_INLINE_COST] {
-            // Offline (a snapshot may leave the pod out): nothing is counted, admitted.
-            let (source, model) = eviction_of_a_pod_the_model_lacks();
+            // Offline (a snapshot may leave the set out): nothing is counted, admitted.
+            let (source, model) = scale_of_a_set_the_model_lacks();
             let offline =
                 with_inline_cost(LiveModel::ready_with(model), Duration::from_secs(60), inline_cost);
             let judged = offline
@@ -792,8 +797,9 @@ spec:
                 .await;
             assert!(judged.decision.allowed, "{:?}", judged.decision.denials);
 
-            // Live (watches mirror kube-apiserver, which has the pod): its watch lags.
-            let (source, model) = eviction_of_a_pod_the_model_lacks();
+            // Live (watches mirror kube-apiserver, which judges a scale only of a set it has):
+            // the set's watch lags.
+            let (source, model) = scale_of_a_set_the_model_lacks();
             let live = LiveModel::new();
             live.replace(model);
             live.mark_ready();
@@ -805,7 +811,7 @@ spec:
             assert_eq!(denials.len(), 1, "{denials:?}");
             assert_eq!(denials[0].policy, "reads-impact");
             assert!(
-                denials[0].message.contains("does not hold Pod ns/web-0 yet"),
+                denials[0].message.contains("does not hold StatefulSet ns/db yet"),
                 "{}",
                 denials[0].message
             );

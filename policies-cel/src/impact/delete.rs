@@ -76,7 +76,10 @@ pub(crate) fn delete_with(
     effects: &mut Effects,
 ) {
     let Some(target) = view.get(&subject.key) else {
-        effects.subject_missing(&subject.key, "nothing is known to be deleted");
+        effects.note(format!(
+            "{} is not in the cluster model: nothing is known to be deleted",
+            subject.key
+        ));
         return;
     };
     note_dangling_owners(view, target, effects);

@@ -157,8 +157,10 @@ impl Effects {
         }
     }
 
-    /// The object the rule needs as the model holds it, `key`, is not there: nothing is
-    /// counted for it (`what` says what that means for the request), and the estimate says so.
+    /// The object the rule needs as the model holds it, `key`, is not there, and the request
+    /// carries no copy of it though kube-apiserver has it (a `scale`: it is judged only for an
+    /// object that exists): nothing is counted for it (`what` says what that means for the
+    /// request), and the estimate says so (`Impact::missing`).
     pub fn subject_missing(&mut self, key: &ObjectKey, what: &str) {
         self.note(format!("{key} is not in the cluster model: {what}"));
         self.missing = Some(key.clone());

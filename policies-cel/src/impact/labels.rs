@@ -30,7 +30,10 @@ fn service_selects(service: &Object, labels: &Labels) -> bool {
 /// Estimates an UPDATE of the subject Pod.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(pod) = view.get(&subject.key) else {
-        effects.subject_missing(&subject.key, "no effect is counted");
+        effects.note(format!(
+            "{} is not in the cluster model: no effect is counted",
+            subject.key
+        ));
         return;
     };
     // Most pod UPDATEs keep the labels: compared as text, neither object is parsed.

@@ -8,7 +8,11 @@ use crate::impact::subject::Subject;
 /// Estimates an eviction of the subject pod.
 pub(crate) fn evict(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(pod) = view.get(&subject.key) else {
-        effects.subject_missing(&subject.key, "nothing is known to stop");
+        // kube-apiserver judges an eviction before it looks the pod up: it may not exist.
+        effects.note(format!(
+            "{} is not in the cluster model: nothing is known to stop",
+            subject.key
+        ));
         return;
     };
     if pod.terminating {

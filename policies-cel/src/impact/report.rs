@@ -196,9 +196,10 @@ pub struct Impact {
     /// does not model): its figures are then zero for want of a rule, not because nothing
     /// happens, and a policy can choose its posture (`!impact.modelled`).
     pub modelled: bool,
-    /// The object the request changes, which its rule reads as the model holds it (a `scale`
-    /// or an eviction carries no copy of it; other requests bring theirs as `oldObject`), is not
-    /// in the model: nothing is counted for it (a note says so). In a snapshot, an object left
+    /// The workload a `scale` acts on, which carries no copy of it (DELETEs and UPDATEs bring
+    /// theirs as `oldObject`) and which kube-apiserver only judges for an object it has, is not
+    /// in the model: nothing is counted for it (a note says so). (An eviction is judged before
+    /// kube-apiserver looks its pod up, so a missing pod may not exist: not marked.) In a snapshot, an object left
     /// out; in the gateway's live model, which mirrors kube-apiserver, an object its watches have
     /// not delivered yet: `evaluate_in` with [`EvalContext::live`](crate::EvalContext) then
     /// makes `impact` unavailable instead of empty. Not part of the CEL `impact` map.

@@ -22,7 +22,10 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         return;
     }
     let Some(volume) = view.get(&subject.key) else {
-        effects.subject_missing(&subject.key, "no effect is counted");
+        effects.note(format!(
+            "{} is not in the cluster model: no effect is counted",
+            subject.key
+        ));
         return;
     };
     let Spec::PersistentVolume {

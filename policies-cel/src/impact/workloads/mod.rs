@@ -41,7 +41,13 @@ struct Change<'a> {
 /// Estimates an UPDATE of a workload or of its `scale` subresource.
 pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(current) = view.get(&subject.key) else {
-        effects.subject_missing(&subject.key, "no effect is counted");
+        let what = "no effect is counted";
+        if subject.sub_resource == "scale" {
+            // A Scale carries no copy of the workload (an UPDATE brings its oldObject).
+            effects.subject_missing(&subject.key, what);
+        } else {
+            effects.note(format!("{} is not in the cluster model: {what}", subject.key));
+        }
         return;
     };
     let pods = active_pods(view, current);

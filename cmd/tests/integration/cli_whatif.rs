@@ -309,6 +309,44 @@ fn a_collection_that_selects_nothing_is_allowed_and_says_so() {
 }
 
 #[test]
+fn impact_estimates_each_deletion_of_a_collection_after_the_ones_before_it() {
+    let out = run(&[
+        "impact",
+        "delete",
+        "pods",
+        "-l",
+        "app.kubernetes.io/name=postgresql",
+        "-n",
+        "databases",
+        "--cluster",
+        DATABASE,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["objects"], 3);
+    let budgets: Vec<(u64, u64)> = doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let pdb = &item["impact"]["pdbs"][0];
+            (
+                pdb["currentHealthy"].as_u64().unwrap(),
+                pdb["healthyAfter"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        budgets,
+        [(3, 2), (2, 1), (1, 0)],
+        "each deletion starts where the one before it left the budget (no policy judges them: all happen)"
+    );
+    assert_eq!(doc["items"][0]["name"], "pg-main-0");
+}
+
+#[test]
 fn collection_mistakes_exit_2_with_a_clear_message() {
     let review = "testdata/reviews/pod-delete-pg-main-0.json";
     let cases: [(&[&str], &str); 6] = [
@@ -335,8 +373,8 @@ fn collection_mistakes_exit_2_with_a_clear_message() {
         ),
         (&["check", "-f", review, "-l", "a=b"], "not a file given with -f"),
         (
-            &["impact", "delete", "pvc", "-l", "a=b"],
-            "`kubectl suture check` judges it",
+            &["impact", "scale", "sts", "--all"],
+            "only `delete` takes a collection",
         ),
     ];
     for (args, expected) in cases {

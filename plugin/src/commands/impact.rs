@@ -1,5 +1,6 @@
 //! `kubectl suture impact`: what an AdmissionReview would do to the cluster, as a tree or as
-//! the `impact` document policies read.
+//! the `impact` document policies read; for a what-if deletecollection, each object's deletion
+//! in turn.
 
 use clap::Args;
 use policies_cel::impact::estimate;
@@ -8,6 +9,7 @@ use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::report;
 use crate::style::Style;
+use crate::whatif::collection::{self, collection};
 use crate::whatif::{RequestArgs, Subject};
 
 /// Arguments of `kubectl suture impact`.
@@ -38,6 +40,9 @@ Examples:
   # The same estimate as policies see it (the CEL variable `impact`)
   kubectl suture impact -f review.yaml --cluster cluster.yaml -o json
 
+  # What would deleting every claim labelled app=pg do, one deletion after the other?
+  kubectl suture impact delete pvc -l app=pg -n prod --cluster snapshot/
+
 Exit status:
   0  the estimate was printed
   2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
@@ -47,9 +52,7 @@ Exit status:
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
     if matches!(subject, Subject::Collection) {
-        return Err(Failure::usage(anyhow::anyhow!(
-            "a collection (-l, --field-selector, --all) is one request per object: `kubectl suture check` judges it and prints each one's impact"
-        )));
+        return run_collection(args, style);
     }
     let (cluster, request) = args.request.resolve(&subject)?;
     let impact = estimate(&request, cluster.as_ref());
@@ -59,6 +62,33 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     {
         Some(text) => text,
         None => report::impact::tree(&impact, style),
+    };
+    print!("{text}");
+    Ok(Exit::Success)
+}
+
+/// Runs `impact` on a what-if collection: each selected object's deletion estimated in turn,
+/// the ones before it carried into the model.
+fn run_collection(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
+    let request = &args.request;
+    request.one_cluster()?;
+    let (mut model, default_namespace) = crate::cluster::for_collection(
+        &request.cluster,
+        &request.kube,
+        request.all_namespaces,
+        &request.what_if,
+    )?;
+    let selected =
+        collection(&request.what_if, default_namespace.as_deref(), &model).map_err(Failure::usage)?;
+    let specs = collection::requests(&selected, &request.what_if, &model);
+    let estimates = collection::estimate_each(&specs, &mut model).map_err(Failure::usage)?;
+    let document = report::collection::impacts(&selected, &estimates);
+    let text = match output::render(&args.output, &document)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::collection::impact_trees(&selected, &estimates, style),
     };
     print!("{text}");
     Ok(Exit::Success)

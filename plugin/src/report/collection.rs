@@ -1,11 +1,15 @@
 //! The verdict of `check` on a what-if collection (`delete pvc -l app=pg`): one `check` verdict
 //! per object, in the order kube-apiserver would send them, under a line saying how many of the
 //! collection's deletions would be refused. `-o json|yaml`: the `check` document of each object
-//! under `items`, beside `allowed` (every deletion admitted) and the counts.
+//! under `items`, beside `allowed` (every deletion admitted) and the counts. `impact` on a
+//! collection: each object's estimate, as a tree or under `items`.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
+
+use policies_cel::Request;
+use policies_cel::impact::Impact;
 
 use crate::report::check::{self, CheckDocument};
 use crate::style::Style;
@@ -47,11 +51,7 @@ pub fn document<'a>(collection: &'a Collection, judged: &'a [Judged]) -> Collect
     let denied = judged.iter().filter(|j| !j.decision.allowed).count();
     CollectionDocument {
         allowed: denied == 0,
-        collection: Selection {
-            resource: &collection.kind.resource,
-            namespace: collection.namespace.as_deref(),
-            description: &collection.description,
-        },
+        collection: selection(collection),
         objects: judged.len(),
         denied,
         items: judged
@@ -61,6 +61,14 @@ pub fn document<'a>(collection: &'a Collection, judged: &'a [Judged]) -> Collect
                 verdict: check::document(&j.decision),
             })
             .collect(),
+    }
+}
+
+fn selection(collection: &Collection) -> Selection<'_> {
+    Selection {
+        resource: &collection.kind.resource,
+        namespace: collection.namespace.as_deref(),
+        description: &collection.description,
     }
 }
 
@@ -90,6 +98,55 @@ pub fn text(collection: &Collection, judged: &[Judged], user: &str, verbose: boo
             style.bold(&format!("── {}/{}", index + 1, judged.len()))
         );
         out.push_str(&check::text(&one.decision, &one.request, verbose, style));
+    }
+    out
+}
+
+/// `impact`'s `-o json` / `-o yaml` document for a collection.
+#[derive(Debug, Serialize)]
+pub struct ImpactsDocument<'a> {
+    pub collection: Selection<'a>,
+    pub objects: usize,
+    pub items: Vec<ImpactItem<'a>>,
+}
+
+/// One object's deletion and its estimate.
+#[derive(Debug, Serialize)]
+pub struct ImpactItem<'a> {
+    pub name: String,
+    pub impact: &'a Impact,
+}
+
+/// The document for the estimates of `collection`'s deletions.
+pub fn impacts<'a>(collection: &'a Collection, estimates: &'a [(Request, Impact)]) -> ImpactsDocument<'a> {
+    ImpactsDocument {
+        collection: selection(collection),
+        objects: estimates.len(),
+        items: estimates
+            .iter()
+            .map(|(request, impact)| ImpactItem {
+                name: request.target_name().into_owned(),
+                impact,
+            })
+            .collect(),
+    }
+}
+
+/// `impact`'s trees for a collection, one per object, under a line naming the collection.
+pub fn impact_trees(collection: &Collection, estimates: &[(Request, Impact)], style: Style) -> String {
+    let mut out = String::new();
+    let counts = match estimates.len() {
+        0 => "no object matches, nothing would be deleted".to_owned(),
+        total => format!("{total} deletions, one after the other"),
+    };
+    let _ = writeln!(out, "DELETECOLLECTION {}: {counts}", collection.description);
+    for (index, (_, impact)) in estimates.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            style.bold(&format!("── {}/{}", index + 1, estimates.len()))
+        );
+        out.push_str(&crate::report::impact::tree(impact, style));
     }
     out
 }

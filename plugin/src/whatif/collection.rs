@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use policies_cel::cluster::ClusterModel;
 use policies_cel::cluster::json::to_json;
 use policies_cel::history::{Ledger, record_decision};
+use policies_cel::impact::Impact;
 use policies_cel::{ClusterView, Decision, EvalContext, PolicySet, Request, evaluate_in};
 
 use crate::known_kinds::{self, KindRef};
@@ -116,6 +117,29 @@ pub fn requests(collection: &Collection, args: &WhatIfArgs, cluster: &dyn Cluste
         .collect()
 }
 
+/// The request of `spec`, as kube-apiserver would send it; an error names what cannot be built.
+fn request_of(spec: &RequestSpec) -> anyhow::Result<Request> {
+    build_review(spec)
+        .map_err(|e| anyhow!("{e}"))
+        .and_then(|review| Request::from_review(review).map_err(|e| anyhow!("{e}")))
+}
+
+/// The estimate of each of `specs` in turn against `model`, each deletion carried into it (no
+/// policy judges them: every one happens).
+pub fn estimate_each(
+    specs: &[RequestSpec],
+    model: &mut ClusterModel,
+) -> anyhow::Result<Vec<(Request, Impact)>> {
+    let mut estimates = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let request = request_of(spec)?;
+        let impact = policies_cel::impact::estimate(&request, &*model);
+        apply(model, &request);
+        estimates.push((request, impact));
+    }
+    Ok(estimates)
+}
+
 /// Judges `specs` one after the other against `model`, carrying each admitted deletion into it
 /// and recording its disruption into `ledger` at `now` (when a policy reads `history`). A
 /// request that cannot be built is an error naming it.
@@ -129,9 +153,7 @@ pub fn judge(
     let records = set.uses_history();
     let mut judged = Vec::with_capacity(specs.len());
     for spec in specs {
-        let request = build_review(spec)
-            .map_err(|e| anyhow!("{e}"))
-            .and_then(|review| Request::from_review(review).map_err(|e| anyhow!("{e}")))?;
+        let request = request_of(spec)?;
         let context = EvalContext::with_history(ledger, now);
         let mut decision = evaluate_in(set, &request, &*model, &context);
         if decision.impact.is_none() {

@@ -100,9 +100,10 @@ pub fn request(
                 .map_err(|e| Failure::usage(e.context(name.clone())))?
         }
         Subject::Action => build::action(args, default_namespace, cluster).map_err(Failure::usage)?,
+        // Many requests: `check` and `impact` build them with `collection::requests`.
         Subject::Collection => {
             return Err(Failure::usage(anyhow!(
-                "a collection (-l, --field-selector, --all) is one request per object: `kubectl suture check` judges it"
+                "a collection (-l, --field-selector, --all) is one request per object"
             )));
         }
     };

@@ -1,6 +1,6 @@
 //! The what-if flags `check` and `impact` share: an action on a named object (`delete sts/db`,
 //! `scale deploy/web --replicas 0`, `evict pod/web-1`) or on a collection (`delete pvc -l
-//! app=pg`, `check` only), or a plain manifest given with `-f`, and the identity to judge it as,
+//! app=pg`), or a plain manifest given with `-f`, and the identity to judge it as,
 //! with kubectl's names for the flags.
 
 use clap::{Args, ValueEnum};
@@ -22,8 +22,8 @@ pub enum OperationArg {
 #[derive(Debug, Clone, Default, Args)]
 pub struct WhatIfArgs {
     /// A what-if action instead of -f: `delete TYPE/NAME`, `scale TYPE/NAME --replicas N`,
-    /// `evict pod/NAME`; with check, also `delete TYPE -l SELECTOR` (or --field-selector,
-    /// --all): a deletecollection
+    /// `evict pod/NAME`, or `delete TYPE -l SELECTOR` (or --field-selector, --all): a
+    /// deletecollection
     #[arg(value_name = "ACTION TYPE/NAME", num_args = 0..=2)]
     pub action: Vec<String>,
 

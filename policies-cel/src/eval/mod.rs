@@ -61,11 +61,11 @@ pub struct EvalContext<'a> {
     /// A trial's allowance, shared by every policy (none: each policy has its whole budget).
     /// When [`Trial::exhausted`] afterwards, the decision is not the request's.
     pub trial: Option<&'a Trial>,
-    /// The cluster view mirrors kube-apiserver as it is now (the gateway's watches), so an
-    /// object a request changes is in the cluster: when the estimate's rule cannot find it in the
-    /// view ([`Impact::missing`]: a watch has not delivered it yet), `impact` is unavailable and
-    /// the policies reading it follow their failurePolicy, instead of counting nothing. False
-    /// for snapshots, which may leave objects out.
+    /// The cluster view mirrors kube-apiserver as it is now (the gateway's watches), so the
+    /// workload a `scale` changes is in the cluster (kube-apiserver judges a scale only of one
+    /// it has): when the view lacks it ([`Impact::missing`]: a watch has not delivered it yet),
+    /// `impact` is unavailable and the policies reading it follow their failurePolicy, instead of
+    /// counting nothing. False for snapshots, which may leave objects out.
     pub live: bool,
 }
 

@@ -167,6 +167,23 @@ fn every_harmful_class_is_refused_and_the_cluster_is_unchanged(cluster: &mut Clu
             "suture-data-loss",
         )
         .await?;
+        // ownerReferences naming an owner that does not exist: the garbage collector would
+        // delete the claim (and its data) moments after the write.
+        let dangling = json!({"metadata": {"ownerReferences": [{"apiVersion": "apps/v1",
+            "kind": "StatefulSet", "name": "db", "uid": "0badc0de-0000-4000-8000-000000000000"}]}});
+        refused_by(
+            cluster,
+            "claim given an owner that does not exist",
+            ("persistentvolumeclaims", "data-db-2"),
+            claims.patch("data-db-2", &pp, &Patch::Merge(&dangling)).await,
+            "suture-data-loss",
+        )
+        .await?;
+        let kept = claims.get("data-db-2").await?;
+        anyhow::ensure!(
+            kept.metadata.owner_references.unwrap_or_default().is_empty(),
+            "the refused patch changed the claim"
+        );
         let sets: Api<StatefulSet> = Api::namespaced(c.clone(), db_ns);
         refused_by(
             cluster,

@@ -14,7 +14,7 @@ use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
 use crate::whatif::args::DEFAULT_AS;
-use crate::whatif::collection::{self, collection};
+use crate::whatif::collection;
 use crate::whatif::{RequestArgs, Subject};
 
 /// Arguments of `kubectl suture check`.
@@ -133,15 +133,7 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     request.one_cluster()?;
     let set = policies::load(&args.policies, &args.params)?;
     let history = history(args)?;
-    let (mut model, default_namespace) = crate::cluster::for_collection(
-        &request.cluster,
-        &request.kube,
-        request.all_namespaces,
-        &request.what_if,
-    )?;
-    let selected =
-        collection(&request.what_if, default_namespace.as_deref(), &model).map_err(Failure::usage)?;
-    let specs = collection::requests(&selected, &request.what_if, &model);
+    let (mut model, selected, specs) = request.resolve_collection()?;
     let (mut ledger, now) = match history {
         Some(history) => (history.ledger, history.now),
         None => (Ledger::default(), chrono::Utc::now()),

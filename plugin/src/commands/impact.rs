@@ -9,7 +9,7 @@ use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::report;
 use crate::style::Style;
-use crate::whatif::collection::{self, collection};
+use crate::whatif::collection;
 use crate::whatif::{RequestArgs, Subject};
 
 /// Arguments of `kubectl suture impact`.
@@ -70,17 +70,7 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
 /// Runs `impact` on a what-if collection: each selected object's deletion estimated in turn,
 /// the ones before it carried into the model.
 fn run_collection(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let request = &args.request;
-    request.one_cluster()?;
-    let (mut model, default_namespace) = crate::cluster::for_collection(
-        &request.cluster,
-        &request.kube,
-        request.all_namespaces,
-        &request.what_if,
-    )?;
-    let selected =
-        collection(&request.what_if, default_namespace.as_deref(), &model).map_err(Failure::usage)?;
-    let specs = collection::requests(&selected, &request.what_if, &model);
+    let (mut model, selected, specs) = args.request.resolve_collection()?;
     let estimates = collection::estimate_each(&specs, &mut model).map_err(Failure::usage)?;
     let document = report::collection::impacts(&selected, &estimates);
     let text = match output::render(&args.output, &document)

@@ -5,11 +5,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use policies_cel::cluster::ClusterModel;
 use policies_cel::{ClusterView, Request};
 
 use crate::cluster;
 use crate::exit::Failure;
 use crate::live::KubeArgs;
+use crate::review::RequestSpec;
+use crate::whatif::collection::{self, Collection};
 use crate::whatif::{self, Subject, WhatIfArgs};
 
 /// What to judge, and the cluster to judge it against.
@@ -51,6 +54,18 @@ impl RequestArgs {
             )));
         }
         Ok(())
+    }
+
+    /// A what-if collection: the cluster as a model its deletions are carried into, what the
+    /// collection selects in it, and the DELETE of each selected object.
+    pub fn resolve_collection(&self) -> Result<(ClusterModel, Collection, Vec<RequestSpec>), Failure> {
+        self.one_cluster()?;
+        let (model, default_namespace) =
+            cluster::for_collection(&self.cluster, &self.kube, self.all_namespaces, &self.what_if)?;
+        let selected = collection::collection(&self.what_if, default_namespace.as_deref(), &model)
+            .map_err(Failure::usage)?;
+        let specs = collection::requests(&selected, &self.what_if, &model);
+        Ok((model, selected, specs))
     }
 
     /// The cluster and the request to judge against it.

@@ -87,6 +87,24 @@ impl Selectors {
     }
 }
 
+/// The objects of `group`/`kind` in `cluster` (in `namespace`, when given) that `selectors`
+/// select, in name order, as kube-apiserver lists a collection.
+pub fn select<'a>(
+    cluster: &'a dyn policies_cel::ClusterView,
+    (group, kind): (&str, &str),
+    namespace: Option<&str>,
+    selectors: &Selectors,
+) -> Vec<&'a Object> {
+    let mut selected: Vec<&Object> = cluster
+        .of_kind(group, kind)
+        .into_iter()
+        .filter(|o| namespace.is_none_or(|ns| *o.key.namespace == *ns))
+        .filter(|o| selectors.matches(o))
+        .collect();
+    selected.sort_by(|a, b| a.key.name.cmp(&b.key.name));
+    selected
+}
+
 /// The terms of a selector: split at the commas outside parentheses.
 fn terms(selector: &str) -> Vec<&str> {
     let mut terms = Vec::new();

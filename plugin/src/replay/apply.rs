@@ -60,9 +60,9 @@ fn leave_endpoints(model: &mut ClusterModel, namespace: &str, name: &str) {
             .any(|e| e.ready && e.pod.as_deref() == Some(name))
     };
     let changed: Vec<_> = model
-        .of_kind("discovery.k8s.io", "EndpointSlice")
+        .in_namespace(namespace)
         .into_iter()
-        .filter(|slice| *slice.key.namespace == *namespace)
+        .filter(|o| *o.key.kind == *"EndpointSlice")
         .filter(|slice| matches!(&slice.spec, Spec::EndpointSlice { endpoints, .. } if listed(endpoints)))
         .cloned()
         .collect();

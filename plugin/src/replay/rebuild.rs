@@ -5,7 +5,6 @@
 //! unnamed DELETE per object it deleted, as kube-apiserver judges it.
 
 use policies_cel::ClusterView;
-use policies_cel::cluster::Object;
 use policies_cel::cluster::json::to_json;
 use serde_json::{Value as Json, json};
 
@@ -16,7 +15,7 @@ use crate::review::previous::before_update;
 use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
 };
-use crate::selector::Selectors;
+use crate::selector::{Selectors, select};
 
 /// Why an event is not replayed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,14 +68,15 @@ pub fn rebuild_all(event: &Event, cluster: &dyn ClusterView) -> Result<Vec<Reque
         Some(items) => items,
         None => {
             let selectors = Selectors::of_uri(&event.request_uri).map_err(|_| Skip::DeleteCollection)?;
-            let mut selected: Vec<&Object> = cluster
-                .of_kind(&kind.group, &kind.kind)
-                .into_iter()
-                .filter(|o| namespace.as_deref().is_none_or(|ns| *o.key.namespace == *ns))
-                .filter(|o| selectors.matches(o))
-                .collect();
-            selected.sort_by(|a, b| a.key.name.cmp(&b.key.name));
-            selected.into_iter().map(to_json).collect()
+            select(
+                cluster,
+                (&kind.group, &kind.kind),
+                namespace.as_deref(),
+                &selectors,
+            )
+            .into_iter()
+            .map(to_json)
+            .collect()
         }
     };
     let options = delete_options(event);

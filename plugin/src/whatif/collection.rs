@@ -17,7 +17,7 @@ use policies_cel::{ClusterView, Decision, EvalContext, PolicySet, Request, evalu
 use crate::known_kinds::{self, KindRef};
 use crate::replay::apply::apply;
 use crate::review::{Operation, RequestSpec, build_review};
-use crate::selector::Selectors;
+use crate::selector::{Selectors, select};
 use crate::whatif::WhatIfArgs;
 use crate::whatif::build::base;
 
@@ -93,28 +93,26 @@ pub fn collection(
 /// name order: unnamed, the object as `oldObject`, by `--as`.
 pub fn requests(collection: &Collection, args: &WhatIfArgs, cluster: &dyn ClusterView) -> Vec<RequestSpec> {
     let Collection { kind, namespace, .. } = collection;
-    let mut selected: Vec<_> = cluster
-        .of_kind(&kind.group, &kind.kind)
-        .into_iter()
-        .filter(|o| namespace.as_deref().is_none_or(|ns| *o.key.namespace == *ns))
-        .filter(|o| collection.selectors.matches(o))
-        .collect();
-    selected.sort_by(|a, b| a.key.name.cmp(&b.key.name));
-    selected
-        .into_iter()
-        .enumerate()
-        .map(|(index, object)| {
-            let mut spec = base(args, kind, namespace.clone(), "");
-            spec.seed = format!(
-                "what-if/deletecollection/{}/{}/{index}",
-                kind.kind,
-                namespace.as_deref().unwrap_or_default()
-            );
-            spec.operation = Some(Operation::Delete);
-            spec.old_object = Some(to_json(object));
-            spec
-        })
-        .collect()
+    select(
+        cluster,
+        (&kind.group, &kind.kind),
+        namespace.as_deref(),
+        &collection.selectors,
+    )
+    .into_iter()
+    .enumerate()
+    .map(|(index, object)| {
+        let mut spec = base(args, kind, namespace.clone(), "");
+        spec.seed = format!(
+            "what-if/deletecollection/{}/{}/{index}",
+            kind.kind,
+            namespace.as_deref().unwrap_or_default()
+        );
+        spec.operation = Some(Operation::Delete);
+        spec.old_object = Some(to_json(object));
+        spec
+    })
+    .collect()
 }
 
 /// The request of `spec`, as kube-apiserver would send it; an error names what cannot be built.

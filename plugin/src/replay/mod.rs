@@ -19,7 +19,7 @@ use std::io::BufRead;
 use chrono::{DateTime, Utc};
 use policies_cel::cluster::ClusterModel;
 use policies_cel::history::{Ledger, record_decision};
-use policies_cel::{EvalContext, PolicySet, Request, evaluate_in};
+use policies_cel::{Decision, EvalContext, PolicySet, Request, evaluate_in};
 
 use crate::replay::event::Event;
 use crate::replay::rebuild::{Skip, rebuild_all};
@@ -145,22 +145,41 @@ impl Timeline<'_> {
         let Ok(request) = request else {
             return tally.skip(Skip::UnknownKind);
         };
-        // The model is a snapshot carried forward: an object it lacks was left out of it.
-        let context = EvalContext {
-            history: Some(&self.ledger),
-            now: self.now,
-            ..EvalContext::default()
-        };
-        let decision = evaluate_in(self.set, &request, &self.model, &context);
+        let decision = judge_and_carry(
+            self.set,
+            &request,
+            &mut self.model,
+            &mut self.ledger,
+            self.now,
+            self.records,
+        );
         tally.record(event, &request, &decision);
-        if !decision.allowed {
-            return;
-        }
-        if self.records
-            && let Some(now) = self.now
-        {
-            record_decision(&mut self.ledger, &request, &decision, &self.model, now);
-        }
-        apply::apply(&mut self.model, &request);
     }
+}
+
+/// Judges `request` against `model` and the admitted disruption in `ledger` (at `now`, when
+/// known); when admitted, its disruption is recorded at `now` (when `records`: some policy reads
+/// `history`) and its change carried into the model. The timeline of a replay, and of a what-if collection's deletions. The model
+/// is a snapshot carried forward: an object it lacks was left out of it (not `live`).
+pub fn judge_and_carry(
+    set: &PolicySet,
+    request: &Request,
+    model: &mut ClusterModel,
+    ledger: &mut Ledger,
+    now: Option<DateTime<Utc>>,
+    records: bool,
+) -> Decision {
+    let context = EvalContext {
+        history: Some(ledger),
+        now,
+        ..EvalContext::default()
+    };
+    let decision = evaluate_in(set, request, &*model, &context);
+    if decision.allowed {
+        if let Some(now) = now.filter(|_| records) {
+            record_decision(ledger, request, &decision, model, now);
+        }
+        apply::apply(model, request);
+    }
+    decision
 }

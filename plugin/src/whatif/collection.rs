@@ -10,12 +10,13 @@ use anyhow::{anyhow, bail};
 use chrono::{DateTime, Utc};
 use policies_cel::cluster::ClusterModel;
 use policies_cel::cluster::json::to_json;
-use policies_cel::history::{Ledger, record_decision};
+use policies_cel::history::Ledger;
 use policies_cel::impact::Impact;
-use policies_cel::{ClusterView, Decision, EvalContext, PolicySet, Request, evaluate_in};
+use policies_cel::{ClusterView, Decision, PolicySet, Request};
 
 use crate::known_kinds::{self, KindRef};
 use crate::replay::apply::apply;
+use crate::replay::judge_and_carry;
 use crate::review::{Operation, RequestSpec, build_review};
 use crate::selector::{Selectors, select};
 use crate::whatif::WhatIfArgs;
@@ -152,17 +153,10 @@ pub fn judge(
     let mut judged = Vec::with_capacity(specs.len());
     for spec in specs {
         let request = request_of(spec)?;
-        let context = EvalContext::with_history(ledger, now);
-        let mut decision = evaluate_in(set, &request, &*model, &context);
-        if decision.impact.is_none() {
-            decision.impact = Some(policies_cel::impact::estimate(&request, &*model));
-        }
-        if decision.allowed {
-            if records {
-                record_decision(ledger, &request, &decision, model, now);
-            }
-            apply(model, &request);
-        }
+        // The estimate before the deletion is carried out, for the report when no policy read it.
+        let before = policies_cel::impact::estimate(&request, &*model);
+        let mut decision = judge_and_carry(set, &request, model, ledger, Some(now), records);
+        decision.impact.get_or_insert(before);
         judged.push(Judged { request, decision });
     }
     Ok(judged)

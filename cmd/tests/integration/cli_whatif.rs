@@ -9,6 +9,7 @@ use common::{json, stderr, stdout, suture, temp_files};
 
 const PLATFORM: &str = "testdata/clusters/platform";
 const DATABASE: &str = "testdata/clusters/database";
+const WEB: &str = "testdata/clusters/web";
 const OPERATOR: &str = "system:serviceaccount:coordination:zk-operator";
 const PG_OPERATOR: &str = "system:serviceaccount:databases:pg-operator";
 
@@ -385,8 +386,65 @@ fn collection_mistakes_exit_2_with_a_clear_message() {
 }
 
 #[test]
+fn cascade_sets_the_propagation_of_a_what_if_deletion_as_kubectl_does() {
+    let judge = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "delete",
+            "deploy/web",
+            "-n",
+            "shop",
+            "--cluster",
+            WEB,
+            "-o",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        let doc = json(&out);
+        (
+            out.status.code(),
+            doc["impact"]["summary"]["podsDisrupted"].clone(),
+        )
+    };
+    // kubectl's default (and `--cascade` alone, and foreground): the ReplicaSet and its 4 pods go.
+    for extra in [
+        &[][..],
+        &["--cascade"],
+        &["--cascade=background"],
+        &["--cascade=foreground"],
+    ] {
+        let (code, pods) = judge(extra);
+        assert_eq!(code, Some(1), "{extra:?}");
+        assert_eq!(pods, 4, "{extra:?}");
+    }
+    // Orphan (and kubectl's deprecated `false`): the pods keep running, nothing is disrupted.
+    for extra in [&["--cascade=orphan"][..], &["--cascade=false"]] {
+        let (code, pods) = judge(extra);
+        assert_eq!(code, Some(0), "{extra:?}");
+        assert_eq!(pods, 0, "{extra:?}");
+    }
+    // A collection's deletions carry it too.
+    let out = run(&[
+        "check",
+        "delete",
+        "deploy",
+        "--all",
+        "-n",
+        "shop",
+        "--cluster",
+        WEB,
+        "--cascade=orphan",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(json(&out)["denied"], 0);
+}
+
+#[test]
 fn what_if_mistakes_exit_2_with_a_clear_message() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["check"], "nothing to judge"),
         (
             &["check", "delete", "gadget/w", "--cluster", PLATFORM],
@@ -406,6 +464,38 @@ fn what_if_mistakes_exit_2_with_a_clear_message() {
                 "DELETE",
             ],
             "an AdmissionReview already says",
+        ),
+        (
+            &[
+                "check",
+                "scale",
+                "sts/zk",
+                "--replicas",
+                "1",
+                "-n",
+                "coordination",
+                "--cluster",
+                PLATFORM,
+                "--cascade=orphan",
+            ],
+            "--cascade applies to deletions, not to a scale",
+        ),
+        (
+            &[
+                "check",
+                "evict",
+                "pod/zk-0",
+                "-n",
+                "coordination",
+                "--cluster",
+                PLATFORM,
+                "--cascade",
+            ],
+            "--cascade applies to deletions, not to an eviction",
+        ),
+        (
+            &["check", "delete", "sts/zk", "--cascade=sideways"],
+            "invalid value 'sideways' for '--cascade",
         ),
     ];
     for (args, expected) in cases {

@@ -18,6 +18,31 @@ pub enum OperationArg {
     Delete,
 }
 
+/// `--cascade`: how a what-if deletion reaches the object's dependents, with kubectl's names; it is
+/// sent as the DELETE's `propagationPolicy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Cascade {
+    /// The garbage collector deletes the dependents after the object (kubectl's default)
+    #[value(alias = "true")]
+    Background,
+    /// The object stays, marked for deletion, until its blocking dependents are gone
+    Foreground,
+    /// The dependents stay, their ownerReferences to the object removed
+    #[value(alias = "false")]
+    Orphan,
+}
+
+impl Cascade {
+    /// The DeleteOptions `propagationPolicy` kubectl sends for it.
+    pub fn propagation_policy(self) -> &'static str {
+        match self {
+            Self::Background => "Background",
+            Self::Foreground => "Foreground",
+            Self::Orphan => "Orphan",
+        }
+    }
+}
+
 /// The what-if arguments.
 #[derive(Debug, Clone, Default, Args)]
 pub struct WhatIfArgs {
@@ -39,6 +64,18 @@ pub struct WhatIfArgs {
     /// For `delete TYPE`: every object of the type in the namespace
     #[arg(long = "all")]
     pub all: bool,
+
+    /// For deletions: background, foreground or orphan, as `kubectl delete --cascade=...` sends
+    /// it (`--cascade` alone: background) [default: background]
+    #[arg(
+        long = "cascade",
+        value_enum,
+        value_name = "STRATEGY",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "background"
+    )]
+    pub cascade: Option<Cascade>,
 
     /// For a manifest given with -f: the operation [default: UPDATE when the object is in the
     /// cluster, else CREATE]
@@ -78,7 +115,26 @@ impl WhatIfArgs {
 
     /// True when any what-if flag was given (they need a manifest or an action).
     pub fn any(&self) -> bool {
-        !self.action.is_empty() || self.operation.is_some() || self.replicas.is_some() || self.selects()
+        !self.action.is_empty()
+            || self.operation.is_some()
+            || self.replicas.is_some()
+            || self.cascade.is_some()
+            || self.selects()
+    }
+
+    /// The DeleteOptions fields `--cascade` sets for a what-if DELETE (none: kubectl's default,
+    /// Background, which the review builder sends).
+    pub fn delete_options(&self) -> Option<serde_json::Value> {
+        self.cascade
+            .map(|cascade| serde_json::json!({"propagationPolicy": cascade.propagation_policy()}))
+    }
+
+    /// Refuses `--cascade` for a request that deletes nothing.
+    pub fn deletion_only(&self, what: &str) -> anyhow::Result<()> {
+        match self.cascade {
+            Some(_) => anyhow::bail!("--cascade applies to deletions, not to {what}"),
+            None => Ok(()),
+        }
     }
 
     /// True when a collection is selected (`-l`, `--field-selector`, `--all`).

@@ -76,8 +76,10 @@ pub fn action(
         "delete" => {
             spec.operation = Some(Operation::Delete);
             spec.old_object = Some(stored.unwrap_or_else(|| object_of(&kind, metadata)));
+            spec.options = args.delete_options();
         }
         "scale" => {
+            args.deletion_only("a scale")?;
             let replicas = args.replicas.context("scale needs --replicas N")?;
             let stored = stored.ok_or_else(|| {
                 anyhow!(
@@ -98,6 +100,8 @@ pub fn action(
             spec.object = Some(scale(&json!(replicas)));
         }
         "evict" if kind.kind == "Pod" => {
+            // An eviction's own DeleteOptions are in its body; kubectl has no --cascade for it.
+            args.deletion_only("an eviction")?;
             spec.operation = Some(Operation::Create);
             spec.sub_resource = Some("eviction".into());
             spec.kind = Some(KindSpec::Full(GroupVersionKind {
@@ -141,9 +145,16 @@ pub fn manifest(
     let mut spec = base(args, &kind, namespace, &name);
     spec.operation = Some(operation);
     match operation {
-        Operation::Create => spec.object = Some(object),
-        Operation::Delete => spec.old_object = Some(stored.unwrap_or(object)),
+        Operation::Create => {
+            args.deletion_only("a CREATE")?;
+            spec.object = Some(object);
+        }
+        Operation::Delete => {
+            spec.old_object = Some(stored.unwrap_or(object));
+            spec.options = args.delete_options();
+        }
         _ => {
+            args.deletion_only("an UPDATE (give --operation DELETE)")?;
             let gvk = GroupVersionKind {
                 group: kind.group.clone(),
                 version: kind.version.clone(),

@@ -111,6 +111,7 @@ pub fn requests(collection: &Collection, args: &WhatIfArgs, cluster: &dyn Cluste
         );
         spec.operation = Some(Operation::Delete);
         spec.old_object = Some(to_json(object));
+        spec.options = args.delete_options();
         spec
     })
     .collect()

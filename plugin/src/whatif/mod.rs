@@ -71,7 +71,7 @@ impl Subject {
         }
         if args.any() {
             return Err(Failure::usage(anyhow!(
-                "{}: an AdmissionReview already says what the request is (--operation/--replicas apply to manifests)",
+                "{}: an AdmissionReview already says what the request is (--operation, --replicas and --cascade apply to manifests and actions)",
                 source.name
             )));
         }

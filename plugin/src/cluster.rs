@@ -15,7 +15,8 @@ use crate::exit::Failure;
 use crate::live::scope::{Instances, Namespaces};
 use crate::live::{self, Credentials, KubeArgs, ModelSink, Scope};
 use crate::whatif::collection::collection;
-use crate::whatif::{Subject, WhatIfArgs, target::target};
+use crate::whatif::target::{manifest_target, target};
+use crate::whatif::{Subject, WhatIfArgs};
 
 /// Snapshots smaller than this load too fast for a bar to be worth drawing.
 const PROGRESS_THRESHOLD_BYTES: u64 = 8 << 20;
@@ -124,6 +125,36 @@ pub fn for_collection(
             // Reported once the cluster is read.
             Err(_) => Scope::nothing(),
         }
+    })?;
+    Ok((sink.finish(), Some(default_namespace)))
+}
+
+/// The cluster a file of several manifests is judged against, as a model each admitted request
+/// is carried into, and kubectl's default namespace (the context's in live mode). Live mode
+/// reads the cluster-scoped kinds, then what each manifest's object can reach (the union of their
+/// scopes; everything with `-A`).
+pub fn for_manifests(
+    snapshots: &[PathBuf],
+    kube: &KubeArgs,
+    all_namespaces: bool,
+    what_if: &WhatIfArgs,
+    objects: &[serde_json::Value],
+) -> Result<(ClusterModel, Option<String>), Failure> {
+    let credentials = match source(snapshots, kube) {
+        Source::Snapshots => return Ok((load_model(snapshots)?, None)),
+        Source::Empty => return Ok((ClusterModel::new(), None)),
+        Source::Live(credentials) => credentials,
+    };
+    let mut sink = ModelSink::default();
+    let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
+        if all_namespaces {
+            return Scope::everything();
+        }
+        objects
+            .iter()
+            .filter_map(|object| manifest_target(object, what_if, Some(namespace), &sink.model))
+            .map(|target| live::scope::for_target(&target, &sink.model))
+            .fold(Scope::nothing(), Scope::union)
     })?;
     Ok((sink.finish(), Some(default_namespace)))
 }

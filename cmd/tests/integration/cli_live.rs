@@ -135,6 +135,44 @@ fn a_live_collection_judges_as_the_snapshot_does_reading_only_its_namespace() {
 }
 
 #[test]
+fn live_manifests_judge_as_the_snapshot_does_reading_only_their_namespaces() {
+    let (api, dir, kubeconfig) = cluster("coordination");
+    let release = dir.path().join("release.yaml");
+    std::fs::write(
+        &release,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: payments}\ndata: {k: v}\n---\n\
+         apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: zk, namespace: coordination}\n\
+         spec: {replicas: 1, selector: {matchLabels: {app.kubernetes.io/name: zookeeper}}}\n",
+    )
+    .unwrap();
+    let what_if = ["check", "-f", arg(&release), "--as", ZK_OPERATOR, "-o", "json"];
+    let live = run(&[&what_if[..], &["--kubeconfig", arg(&kubeconfig)]].concat());
+    assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
+    let offline = run(&[&what_if[..], &["--cluster", arg(&platform())]].concat());
+    let (mut live, mut offline) = (json(&live), json(&offline));
+    // The file is named the same; the verdicts and figures are the same.
+    live["file"] = serde_json::Value::Null;
+    offline["file"] = serde_json::Value::Null;
+    assert_eq!(live, offline);
+    assert_eq!(
+        (live["objects"].as_u64(), live["denied"].as_u64()),
+        (Some(2), Some(1))
+    );
+    let requests = api.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    for namespace in ["payments", "coordination"] {
+        let pods = format!("/api/v1/namespaces/{namespace}/pods");
+        assert!(paths.contains(&pods.as_str()), "{namespace} not read: {paths:?}");
+    }
+    assert!(
+        paths
+            .iter()
+            .all(|p| !p.contains("/namespaces/storage/") && *p != "/api/v1/pods"),
+        "read beyond the manifests' namespaces: {paths:?}"
+    );
+}
+
+#[test]
 fn without_n_the_context_namespace_is_used() {
     let (_api, _dir, kubeconfig) = cluster("coordination");
     let out = run(&[

@@ -442,6 +442,207 @@ fn cascade_sets_the_propagation_of_a_what_if_deletion_as_kubectl_does() {
     assert_eq!(json(&out)["denied"], 0);
 }
 
+const RELEASE: &str = "testdata/releases/shop-web-4.0.yaml";
+const WEB_OPERATOR: &str = "system:serviceaccount:shop:web-operator";
+
+/// `(operation, kind, name, allowed, denying policies)` of each item of a manifests document.
+fn requests(doc: &serde_json::Value) -> Vec<(String, String, String, bool, Vec<String>)> {
+    let text = |v: &serde_json::Value| v.as_str().unwrap().to_owned();
+    doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            let policies = item["denials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| text(&d["policy"]))
+                .collect();
+            (
+                text(&item["operation"]),
+                text(&item["kind"]),
+                text(&item["name"]),
+                item["allowed"].as_bool().unwrap(),
+                policies,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_file_of_manifests_is_judged_one_request_per_object_in_order() {
+    let out = run(&[
+        "check",
+        "-f",
+        RELEASE,
+        "--cluster",
+        WEB,
+        "--as",
+        WEB_OPERATOR,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(
+        (
+            doc["allowed"].as_bool(),
+            doc["objects"].as_u64(),
+            doc["denied"].as_u64()
+        ),
+        (Some(false), Some(4), Some(2))
+    );
+    let owned = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        requests(&doc),
+        [
+            (
+                "UPDATE".into(),
+                "ConfigMap".into(),
+                "web-config".into(),
+                true,
+                vec![]
+            ),
+            (
+                "UPDATE".into(),
+                "Secret".into(),
+                "web-db".into(),
+                false,
+                owned(&["suture-broken-references"])
+            ),
+            (
+                "UPDATE".into(),
+                "Deployment".into(),
+                "web".into(),
+                false,
+                owned(&[
+                    "suture-disruption-budget",
+                    "suture-availability",
+                    "suture-availability"
+                ])
+            ),
+            ("UPDATE".into(), "Service".into(), "web".into(), true, vec![]),
+        ]
+    );
+    // The text report: the file's line, then each request's own report.
+    let out = run(&["check", "-f", RELEASE, "--cluster", WEB, "--as", WEB_OPERATOR]);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(&format!(
+            "DENIED  {RELEASE}, one request per object in order, by {WEB_OPERATOR}: 2 of 4 requests denied\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("── 3/4\nDENIED  UPDATE deployments.apps shop/web by"),
+        "{text}"
+    );
+}
+
+#[test]
+fn manifests_are_deleted_in_order_with_operation_delete_and_read_from_stdin() {
+    let release = std::fs::read_to_string(common::root().join(RELEASE)).unwrap();
+    let out = suture()
+        .args([
+            "check",
+            "-f",
+            "-",
+            "--operation",
+            "DELETE",
+            "--cluster",
+            WEB,
+            "-o",
+            "json",
+        ])
+        .write_stdin(release)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["file"], "<stdin>");
+    let operations: Vec<(String, String)> = requests(&doc)
+        .into_iter()
+        .map(|(op, kind, ..)| (op, kind))
+        .collect();
+    assert_eq!(
+        operations,
+        [
+            ("DELETE", "ConfigMap"),
+            ("DELETE", "Secret"),
+            ("DELETE", "Deployment"),
+            ("DELETE", "Service")
+        ]
+        .map(|(op, kind)| (op.to_owned(), kind.to_owned()))
+    );
+    // Deleting the Deployment takes its pods: the Service's endpoints go with them.
+    assert_eq!(doc["items"][2]["impact"]["summary"]["podsDisrupted"], 4);
+}
+
+#[test]
+fn a_kind_list_is_expanded_and_each_object_built_against_the_ones_before_it() {
+    // The scene's own snapshot (a `kind: List`) re-applied as it is: every object is an UPDATE
+    // that changes nothing, and nothing is refused.
+    let out = run(&[
+        "check",
+        "-f",
+        "testdata/clusters/web/snapshot.yaml",
+        "--cluster",
+        WEB,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let doc = json(&out);
+    assert_eq!(doc["objects"], 14);
+    assert!(requests(&doc).iter().all(|(op, ..)| op == "UPDATE"));
+    // Against an empty cluster, a document creating a namespace and one updating it: CREATE,
+    // then UPDATE of what the first created.
+    let files = temp_files(&[(
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {tier: gold}}\n",
+    )]);
+    let path = files.path().join("ns.yaml");
+    let out = run(&["impact", "-f", path.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    let operations: Vec<&str> = doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["operation"].as_str().unwrap())
+        .collect();
+    assert_eq!(operations, ["CREATE", "UPDATE"]);
+}
+
+#[test]
+fn a_file_of_manifests_with_a_bad_document_or_a_review_exits_2_naming_it() {
+    let files = temp_files(&[
+        (
+            "bad.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\nkind: Secret\nmetadata: {name: b}\n",
+        ),
+        (
+            "mixed.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: admission.k8s.io/v1\nkind: AdmissionReview\n",
+        ),
+    ]);
+    let cases = [
+        (
+            "bad.yaml",
+            "document 2 (Secret b): a manifest needs apiVersion, kind and metadata.name",
+        ),
+        ("mixed.yaml", "document 2 is an AdmissionReview"),
+    ];
+    for (file, expected) in cases {
+        let path = files.path().join(file);
+        let out = run(&["check", "-f", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stdout(&out));
+        assert!(stderr(&out).contains(expected), "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(file), "{file}: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn what_if_mistakes_exit_2_with_a_clear_message() {
     let cases: [(&[&str], &str); 8] = [

@@ -1,5 +1,6 @@
 //! `kubectl suture check`: judge one AdmissionReview against policies and print the verdict;
-//! or judge a what-if deletecollection, one DELETE per object.
+//! or judge a what-if deletecollection, one DELETE per object, or a file of several manifests,
+//! one request per object.
 
 use std::path::PathBuf;
 
@@ -14,8 +15,7 @@ use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
 use crate::whatif::args::DEFAULT_AS;
-use crate::whatif::collection;
-use crate::whatif::{RequestArgs, Subject};
+use crate::whatif::{RequestArgs, Subject, collection, manifests};
 
 /// Arguments of `kubectl suture check`.
 #[derive(Debug, Args)]
@@ -66,6 +66,10 @@ Examples:
   # What if this manifest were applied (UPDATE when it exists in the snapshot, else CREATE)?
   kubectl suture check -f deployment.yaml --cluster snapshot.json
 
+  # What if a whole release were applied, or uninstalled (one request per object, in order)?
+  helm template db ./chart | kubectl suture check -f - --cluster snapshot.json
+  kubectl suture check -f release.yaml --operation DELETE --cluster snapshot.json
+
   # Judge it with your own policies (files or directories) and a params object
   kubectl suture check -f review.yaml --policies policies/ --params replica-limits.yaml
 
@@ -76,8 +80,8 @@ Examples:
   cat review.json | kubectl suture check -f - -o json
 
 Exit status:
-  0  allowed (a collection: every deletion)
-  1  denied (a collection: any deletion)
+  0  allowed (a collection or several manifests: every request)
+  1  denied (a collection or several manifests: any request)
   2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
      a cluster or history fixture that cannot be read)
   3  a policy failed to load or compile";
@@ -97,8 +101,10 @@ pub fn parse_policy_source(value: &str) -> Result<PolicySource, String> {
 /// Runs `check`: 0 allowed, 1 denied.
 pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
-    if matches!(subject, Subject::Collection) {
-        return run_collection(args, style);
+    match subject {
+        Subject::Collection => return run_collection(args, style),
+        Subject::Manifests { name, objects } => return run_manifests(args, &name, &objects, style),
+        _ => {}
     }
     let set = policies::load(&args.policies, &args.params)?;
     let history = history(args)?;
@@ -148,6 +154,53 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
         None => {
             let user = request.what_if.as_user.as_deref().unwrap_or(DEFAULT_AS);
             crate::report::collection::text(&selected, &judged, user, args.verbose, style)
+        }
+    };
+    print!("{text}");
+    Ok(if document.allowed {
+        Exit::Success
+    } else {
+        Exit::Failure
+    })
+}
+
+/// Runs `check` on a file of several manifests: each object's request (as `kubectl apply -f`
+/// sends them, or `--operation`'s) judged in turn, the admitted ones carried into the model; 0
+/// when every request is admitted, 1 when any is denied.
+fn run_manifests(
+    args: &CheckArgs,
+    file: &str,
+    objects: &[serde_json::Value],
+    style: Style,
+) -> Result<Exit, Failure> {
+    let request = &args.request;
+    request.one_cluster()?;
+    let set = policies::load(&args.policies, &args.params)?;
+    let history = history(args)?;
+    let (mut model, default_namespace) = request.resolve_manifests(objects)?;
+    let (mut ledger, now) = match history {
+        Some(history) => (history.ledger, history.now),
+        None => (Ledger::default(), chrono::Utc::now()),
+    };
+    let judged = manifests::judge(
+        &set,
+        &request.what_if,
+        default_namespace.as_deref(),
+        objects,
+        &mut model,
+        &mut ledger,
+        now,
+    )
+    .map_err(|e| Failure::usage(e.context(file.to_owned())))?;
+    let document = crate::report::manifests::document(file, &judged);
+    let text = match output::render(&args.output, &document)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => {
+            let user = request.what_if.as_user.as_deref().unwrap_or(DEFAULT_AS);
+            crate::report::manifests::text(file, &judged, user, args.verbose, style)
         }
     };
     print!("{text}");

@@ -1,6 +1,6 @@
 //! `kubectl suture impact`: what an AdmissionReview would do to the cluster, as a tree or as
 //! the `impact` document policies read; for a what-if deletecollection, each object's deletion
-//! in turn.
+//! in turn, and for a file of several manifests, each object's request in turn.
 
 use clap::Args;
 use policies_cel::impact::estimate;
@@ -9,8 +9,7 @@ use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::report;
 use crate::style::Style;
-use crate::whatif::collection;
-use crate::whatif::{RequestArgs, Subject};
+use crate::whatif::{RequestArgs, Subject, collection, manifests};
 
 /// Arguments of `kubectl suture impact`.
 #[derive(Debug, Args)]
@@ -51,8 +50,10 @@ Exit status:
 /// Runs `impact`: prints the estimate.
 pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
-    if matches!(subject, Subject::Collection) {
-        return run_collection(args, style);
+    match subject {
+        Subject::Collection => return run_collection(args, style),
+        Subject::Manifests { name, objects } => return run_manifests(args, &name, &objects, style),
+        _ => {}
     }
     let (cluster, request) = args.request.resolve(&subject)?;
     let impact = estimate(&request, cluster.as_ref());
@@ -79,6 +80,34 @@ fn run_collection(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     {
         Some(text) => text,
         None => report::collection::impact_trees(&selected, &estimates, style),
+    };
+    print!("{text}");
+    Ok(Exit::Success)
+}
+
+/// Runs `impact` on a file of several manifests: each object's request estimated in turn, the
+/// ones before it carried into the model.
+fn run_manifests(
+    args: &ImpactArgs,
+    file: &str,
+    objects: &[serde_json::Value],
+    style: Style,
+) -> Result<Exit, Failure> {
+    let (mut model, default_namespace) = args.request.resolve_manifests(objects)?;
+    let estimates = manifests::estimate_each(
+        &args.request.what_if,
+        default_namespace.as_deref(),
+        objects,
+        &mut model,
+    )
+    .map_err(|e| Failure::usage(e.context(file.to_owned())))?;
+    let document = report::manifests::impacts(file, &estimates);
+    let text = match output::render(&args.output, &document)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::manifests::impact_trees(file, &estimates, style),
     };
     print!("{text}");
     Ok(Exit::Success)

@@ -67,6 +67,25 @@ impl Scope {
         }
     }
 
+    /// What either scope lists (the scope of several requests).
+    pub fn union(self, other: Scope) -> Scope {
+        let namespaces = match (self.namespaces, other.namespaces) {
+            (Namespaces::Only(mut mine), Namespaces::Only(theirs)) => {
+                mine.extend(theirs);
+                Namespaces::Only(mine)
+            }
+            _ => Namespaces::All,
+        };
+        let instances = match (self.instances, other.instances) {
+            (Instances::None, Instances::None) => Instances::None,
+            _ => Instances::All,
+        };
+        Scope {
+            namespaces,
+            instances,
+        }
+    }
+
     /// True when the scope lists a namespace's contents.
     pub fn includes(&self, namespace: &str) -> bool {
         match &self.namespaces {
@@ -128,6 +147,21 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn the_union_of_scopes_lists_what_either_lists() {
+        let union = Scope::namespaces(["a".to_owned()]).union(Scope {
+            namespaces: Namespaces::Only(BTreeSet::from(["b".to_owned()])),
+            instances: Instances::All,
+        });
+        assert_eq!(
+            union.namespaces,
+            Namespaces::Only(BTreeSet::from(["a".into(), "b".into()]))
+        );
+        assert_eq!(union.instances, Instances::All);
+        assert_eq!(Scope::nothing().union(Scope::everything()), Scope::everything());
+        assert_eq!(Scope::nothing().union(Scope::nothing()), Scope::nothing());
+    }
     use policies_cel::cluster::{ClusterModel, project};
     use serde_json::json;
 

@@ -33,7 +33,7 @@ pub struct Collection {
     pub description: String,
 }
 
-/// One deletion of the collection, judged.
+/// One request of a what-if sequence (a collection's deletion, a manifest of many), judged.
 #[derive(Debug)]
 pub struct Judged {
     pub request: Request,
@@ -130,14 +130,18 @@ pub fn estimate_each(
     specs: &[RequestSpec],
     model: &mut ClusterModel,
 ) -> anyhow::Result<Vec<(Request, Impact)>> {
-    let mut estimates = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let request = request_of(spec)?;
-        let impact = policies_cel::impact::estimate(&request, &*model);
-        apply(model, &request);
-        estimates.push((request, impact));
-    }
-    Ok(estimates)
+    specs.iter().map(|spec| estimate_and_carry(spec, model)).collect()
+}
+
+/// The estimate of `spec`'s request against `model`, its change then carried into it.
+pub(crate) fn estimate_and_carry(
+    spec: &RequestSpec,
+    model: &mut ClusterModel,
+) -> anyhow::Result<(Request, Impact)> {
+    let request = request_of(spec)?;
+    let impact = policies_cel::impact::estimate(&request, &*model);
+    apply(model, &request);
+    Ok((request, impact))
 }
 
 /// Judges `specs` one after the other against `model`, carrying each admitted deletion into it
@@ -151,16 +155,28 @@ pub fn judge(
     now: DateTime<Utc>,
 ) -> anyhow::Result<Vec<Judged>> {
     let records = set.uses_history();
-    let mut judged = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let request = request_of(spec)?;
-        // The estimate before the deletion is carried out, for the report when no policy read it.
-        let before = policies_cel::impact::estimate(&request, &*model);
-        let mut decision = judge_and_carry(set, &request, model, ledger, Some(now), records);
-        decision.impact.get_or_insert(before);
-        judged.push(Judged { request, decision });
-    }
-    Ok(judged)
+    specs
+        .iter()
+        .map(|spec| judge_one(set, spec, model, ledger, now, records))
+        .collect()
+}
+
+/// Judges `spec`'s request against `model` and `ledger`, carrying it into them when admitted
+/// ([`judge_and_carry`]); the decision always has the estimate (made before the change).
+pub(crate) fn judge_one(
+    set: &PolicySet,
+    spec: &RequestSpec,
+    model: &mut ClusterModel,
+    ledger: &mut Ledger,
+    now: DateTime<Utc>,
+    records: bool,
+) -> anyhow::Result<Judged> {
+    let request = request_of(spec)?;
+    // The estimate before the change is carried out, for the report when no policy read it.
+    let before = policies_cel::impact::estimate(&request, &*model);
+    let mut decision = judge_and_carry(set, &request, model, ledger, Some(now), records);
+    decision.impact.get_or_insert(before);
+    Ok(Judged { request, decision })
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! What-if requests for `check` and `impact`: the file given with `-f` is an AdmissionReview as
-//! recorded, or a plain manifest to create, update or delete; or, without `-f`, an action on a
-//! named object (`delete statefulset/db -n prod`, `scale deployment/web --replicas 0`), or a
-//! deletecollection (`delete pvc -l app=pg`, one request per object: [`collection`]). Either
-//! way the requests are built as kube-apiserver would send them to a webhook.
+//! recorded, a plain manifest to create, update or delete, or several manifests (one request
+//! each, in order: [`manifests`]); or, without `-f`, an action on a named object (`delete
+//! statefulset/db -n prod`, `scale deployment/web --replicas 0`), or a deletecollection (`delete
+//! pvc -l app=pg`, one request per object: [`collection`]). Either way the requests are built as
+//! kube-apiserver would send them to a webhook.
 
 pub mod args;
 pub mod build;
 pub mod collection;
+pub mod manifests;
 pub mod source;
 pub mod target;
 
@@ -30,6 +32,8 @@ pub enum Subject {
     Review { name: String, review: Json },
     /// A plain manifest to create, update or delete.
     Manifest { name: String, object: Json },
+    /// Several manifests (documents, or a `kind: List`'s items), one request each, in order.
+    Manifests { name: String, objects: Vec<Json> },
     /// A what-if action (`delete sts/db`).
     Action,
     /// A what-if deletecollection (`delete pvc -l app=pg`).
@@ -62,7 +66,13 @@ impl Subject {
             )));
         }
         let source = input::read_source(path).or_exit(Exit::Usage)?;
-        let document = input::parse_one(&source).or_exit(Exit::Usage)?;
+        let mut documents = input::parse_documents(&source).or_exit(Exit::Usage)?;
+        if documents.len() > 1 || documents.first().is_some_and(is_list) {
+            return manifests(source.name, documents);
+        }
+        let Some(document) = documents.pop() else {
+            return Err(Failure::usage(anyhow!("{}: the document is empty", source.name)));
+        };
         if !is_review(&document) {
             return Ok(Subject::Manifest {
                 name: source.name,
@@ -100,15 +110,46 @@ pub fn request(
                 .map_err(|e| Failure::usage(e.context(name.clone())))?
         }
         Subject::Action => build::action(args, default_namespace, cluster).map_err(Failure::usage)?,
-        // Many requests: `check` and `impact` build them with `collection::requests`.
-        Subject::Collection => {
+        // Many requests: `check` and `impact` build them with `collection` and `manifests`.
+        Subject::Collection | Subject::Manifests { .. } => {
             return Err(Failure::usage(anyhow!(
-                "a collection (-l, --field-selector, --all) is one request per object"
+                "a collection (-l, --field-selector, --all) or a file of several manifests is one request per object"
             )));
         }
     };
     let review = build_review(&spec).map_err(|e| Failure::usage(anyhow!("{e}")))?;
     Request::from_review(review).map_err(|e| Failure::usage(anyhow!("{e}")))
+}
+
+/// The manifests of a file of several documents (a `kind: List` expanded, as kubectl does);
+/// AdmissionReviews are recorded one per file.
+fn manifests(name: String, documents: Vec<Json>) -> Result<Subject, Failure> {
+    let mut objects = Vec::with_capacity(documents.len());
+    for document in documents {
+        if is_list(&document) {
+            if let Some(Json::Array(items)) = document.get("items") {
+                objects.extend(items.iter().cloned());
+            }
+        } else {
+            objects.push(document);
+        }
+    }
+    if let Some(index) = objects.iter().position(is_review) {
+        return Err(Failure::usage(anyhow!(
+            "{name}: document {} is an AdmissionReview: a recorded review is judged alone (one per file); several documents are manifests, one request each",
+            index + 1
+        )));
+    }
+    Ok(Subject::Manifests { name, objects })
+}
+
+/// A `kind: List` (`v1 List`, `kubectl get -o yaml`, `DeploymentList`...) with its items.
+fn is_list(document: &Json) -> bool {
+    document
+        .get("kind")
+        .and_then(Json::as_str)
+        .is_some_and(|kind| kind.ends_with("List"))
+        && document.get("items").is_some_and(Json::is_array)
 }
 
 fn is_review(document: &Json) -> bool {

@@ -18,8 +18,9 @@ use crate::whatif::{self, Subject, WhatIfArgs};
 /// What to judge, and the cluster to judge it against.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RequestArgs {
-    /// The AdmissionReview (admission.k8s.io/v1) as recorded, or a plain manifest to create,
-    /// update or delete (JSON or YAML; `-` reads stdin)
+    /// The AdmissionReview (admission.k8s.io/v1) as recorded, or plain manifests to create,
+    /// update or delete, one request each in order (JSON or YAML, several documents or a `kind:
+    /// List`; `-` reads stdin)
     #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
     pub filename: Option<PathBuf>,
 
@@ -66,6 +67,22 @@ impl RequestArgs {
             .map_err(Failure::usage)?;
         let specs = collection::requests(&selected, &self.what_if, &model);
         Ok((model, selected, specs))
+    }
+
+    /// A file of several manifests: the cluster as a model their requests are carried into, and
+    /// the namespace of objects that name none (`-n`'s is applied when the requests are built).
+    pub fn resolve_manifests(
+        &self,
+        objects: &[serde_json::Value],
+    ) -> Result<(ClusterModel, Option<String>), Failure> {
+        self.one_cluster()?;
+        cluster::for_manifests(
+            &self.cluster,
+            &self.kube,
+            self.all_namespaces,
+            &self.what_if,
+            objects,
+        )
     }
 
     /// The cluster and the request to judge against it.

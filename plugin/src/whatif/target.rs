@@ -37,20 +37,28 @@ pub fn target(
                 name: text(&request["name"]),
             })
         }
-        Subject::Manifest { object, .. } => {
-            let kind = manifest_kind(cluster, object["apiVersion"].as_str()?, object["kind"].as_str()?);
-            let namespace = kind
-                .namespaced
-                .then(|| args.namespace_for(object["metadata"]["namespace"].as_str(), default_namespace));
-            Some(of_kind(kind, namespace, object["metadata"]["name"].as_str()?))
-        }
+        Subject::Manifest { object, .. } => manifest_target(object, args, default_namespace, cluster),
         Subject::Action => {
             let action = action_target(args, default_namespace, cluster).ok()?;
             Some(of_kind(action.kind, action.namespace, action.name))
         }
-        // Many objects: `cluster::for_collection` scopes it.
-        Subject::Collection => None,
+        // Many objects: `cluster::for_collection` and `cluster::for_manifests` scope them.
+        Subject::Collection | Subject::Manifests { .. } => None,
     }
+}
+
+/// The object a plain manifest names, its kind resolved against `cluster`.
+pub fn manifest_target(
+    object: &Json,
+    args: &WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> Option<Target> {
+    let kind = manifest_kind(cluster, object["apiVersion"].as_str()?, object["kind"].as_str()?);
+    let namespace = kind
+        .namespaced
+        .then(|| args.namespace_for(object["metadata"]["namespace"].as_str(), default_namespace));
+    Some(of_kind(kind, namespace, object["metadata"]["name"].as_str()?))
 }
 
 fn of_kind(kind: KindRef, namespace: Option<String>, name: &str) -> Target {

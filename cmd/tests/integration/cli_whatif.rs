@@ -541,6 +541,25 @@ fn a_file_of_manifests_is_judged_one_request_per_object_in_order() {
 }
 
 #[test]
+fn a_manifest_starts_a_rollout_only_when_its_template_differs_from_the_running_one_defaults_aside() {
+    // The chart form of the running template (no defaults, `cpu: 0.1` for `100m`) with the
+    // strategy switched to Recreate: no rollout, nothing stops.
+    const SAME: &str = "testdata/releases/shop-web-recreate-only.yaml";
+    let out = run(&["check", "-f", SAME, "--cluster", WEB, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(json(&out)["impact"]["summary"]["podsDisrupted"], 0);
+    // The same with a new image: the Recreate rollout stops all 4 pods at once.
+    let text = std::fs::read_to_string(common::root().join(SAME)).unwrap();
+    let out = suture()
+        .args(["check", "-f", "-", "--cluster", WEB, "-o", "json"])
+        .write_stdin(text.replace("web:3.8.1", "web:3.9.0"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(json(&out)["impact"]["summary"]["podsDisrupted"], 4);
+}
+
+#[test]
 fn manifests_are_deleted_in_order_with_operation_delete_and_read_from_stdin() {
     let release = std::fs::read_to_string(common::root().join(RELEASE)).unwrap();
     let out = suture()

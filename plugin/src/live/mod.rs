@@ -248,7 +248,10 @@ impl ModelSink {
     /// [`ModelSink::finish`]).
     pub fn add(&mut self, object: Value) {
         match project(&object, &mut self.model) {
-            Ok(projected) => self.model.insert(projected),
+            Ok(projected) => {
+                self.model.insert(projected);
+                self.model.set_pod_template(&object);
+            }
             Err(error) => {
                 let name = format!(
                     "{} {}/{}",

@@ -80,6 +80,7 @@ fn leave_endpoints(model: &mut ClusterModel, namespace: &str, name: &str) {
 fn upsert(model: &mut ClusterModel, object: &Json) {
     if let Ok(projected) = project(object, model) {
         model.insert(projected);
+        model.set_pod_template(object);
     }
 }
 
@@ -101,15 +102,18 @@ fn scale(model: &mut ClusterModel, request: &Request, namespace: &str, name: &st
         "replicationcontrollers" => "ReplicationController",
         _ => return,
     };
-    let Some(mut stored) = model
-        .get(&ObjectKey::new(group, kind, namespace, name))
-        .map(to_json)
-    else {
+    let key = ObjectKey::new(group, kind, namespace, name);
+    let Some(mut stored) = model.get(&key).map(to_json) else {
         return;
     };
+    // The slim object carries no template: its fingerprint is kept across the replacement.
+    let template = model.pod_template(&key);
     if let Some(spec) = stored.get_mut("spec").and_then(Json::as_object_mut) {
         spec.insert("replicas".into(), replicas);
         upsert(model, &stored);
+        if let Some(template) = template {
+            model.set_pod_template_fingerprint(&key, template);
+        }
     }
 }
 

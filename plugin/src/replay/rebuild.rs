@@ -5,6 +5,7 @@
 //! unnamed DELETE per object it deleted, as kube-apiserver judges it.
 
 use policies_cel::ClusterView;
+use policies_cel::cluster::ObjectKey;
 use policies_cel::cluster::json::to_json;
 use serde_json::{Value as Json, json};
 
@@ -156,7 +157,21 @@ fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip
             let patch = (event.verb == "patch")
                 .then_some(event.request_object.as_ref())
                 .flatten();
-            let old = before_update(&kind, sub_resource.as_deref(), &object, stored.as_ref(), patch);
+            let key = ObjectKey::new(
+                &kind.group,
+                &kind.kind,
+                namespace.as_deref().unwrap_or_default(),
+                &name,
+            );
+            let recorded = cluster.pod_template(&key);
+            let old = before_update(
+                &kind,
+                sub_resource.as_deref(),
+                &object,
+                stored.as_ref(),
+                patch,
+                recorded,
+            );
             (Some(object), Some(old))
         }
         _ => {

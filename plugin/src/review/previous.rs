@@ -2,6 +2,7 @@
 //! carries just the new object, and the snapshot keeps only the fields the estimate reads: the
 //! new object with the snapshot's view of those fields put back.
 
+use policies_cel::cluster::template;
 use serde_json::{Value as Json, json};
 
 use crate::review::GroupVersionKind;
@@ -10,16 +11,19 @@ use crate::review::GroupVersionKind;
 /// the new object with
 /// what the snapshot knows put back — its ownerReferences, replicas, a Service's selector, a
 /// Node's taints, a ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
-/// replicas. A pod template change is recognised from a patch that touches `spec.template`, or
-/// from an updated workload whose `metadata.generation` runs ahead of `status.observedGeneration`
-/// with unchanged replicas; the old template then differs by a marker annotation, so the
-/// estimate sees a rollout.
+/// replicas. A pod template change is recognised by comparing the new template with the
+/// fingerprint of the stored one (`stored_template`, when the cluster recorded it: kube-apiserver's
+/// defaults set aside, see `policies_cel::cluster::template`); without it, from a patch that
+/// touches `spec.template`, or from an updated workload whose `metadata.generation` runs ahead of
+/// `status.observedGeneration` with unchanged replicas. The old template then differs by a marker
+/// annotation, so the estimate sees a rollout.
 pub fn before_update(
     kind: &GroupVersionKind,
     sub_resource: Option<&str>,
     object: &Json,
     stored: Option<&Json>,
     patch: Option<&Json>,
+    stored_template: Option<u64>,
 ) -> Json {
     if sub_resource == Some("scale") {
         let replicas = stored.map_or(&object["spec"]["replicas"], |s| &s["spec"]["replicas"]);
@@ -40,7 +44,13 @@ pub fn before_update(
     let observed = object["status"]["observedGeneration"].as_i64();
     let spec_changed = matches!((generation, observed), (Some(g), Some(o)) if g > o);
     let same_replicas = old["spec"]["replicas"] == object["spec"]["replicas"];
-    if has_template && (patched_template || (patch.is_none() && spec_changed && same_replicas)) {
+    let compared = stored_template
+        .zip(template::of_workload(object))
+        .map(|(before, after)| before != after);
+    let rollout = compared.unwrap_or_else(|| {
+        has_template && (patched_template || (patch.is_none() && spec_changed && same_replicas))
+    });
+    if rollout {
         let at = [
             "spec",
             "template",
@@ -127,7 +137,7 @@ mod tests {
             kind: "Deployment".into(),
         };
         let patch = json!({"spec": {"template": {"spec": {}}}});
-        let old = before_update(&kind, None, &object, None, Some(&patch));
+        let old = before_update(&kind, None, &object, None, Some(&patch), None);
         assert_ne!(old["spec"]["template"], object["spec"]["template"]);
         let old = before_update(
             &kind,
@@ -135,8 +145,35 @@ mod tests {
             &object,
             None,
             Some(&json!({"spec": {"replicas": 3}})),
+            None,
         );
         assert_eq!(old, object);
+    }
+
+    #[test]
+    fn a_recorded_template_decides_whether_the_template_changes() {
+        let object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "i:1"}]}}}});
+        let kind = GroupVersionKind {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+        };
+        let same = template::of_workload(&object);
+        let mut other = object.clone();
+        other["spec"]["template"]["spec"]["containers"][0]["image"] = json!("i:2");
+        let different = template::of_workload(&other);
+        // A manifest (the whole object as the patch) with the template the cluster has: no rollout.
+        let old = before_update(&kind, None, &object, None, Some(&object), same);
+        assert_eq!(old["spec"]["template"], object["spec"]["template"]);
+        // With another one, or without a recorded template: a rollout.
+        for recorded in [different, None] {
+            let old = before_update(&kind, None, &object, None, Some(&object), recorded);
+            assert_ne!(
+                old["spec"]["template"], object["spec"]["template"],
+                "{recorded:?}"
+            );
+        }
     }
 
     #[test]
@@ -150,7 +187,7 @@ mod tests {
         let object = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": "data-db-0", "ownerReferences": [owner]}});
         let stored = json!({"metadata": {"name": "data-db-0", "ownerReferences": []}});
-        let old = before_update(&kind, None, &object, Some(&stored), None);
+        let old = before_update(&kind, None, &object, Some(&stored), None, None);
         assert_eq!(old["metadata"]["ownerReferences"], json!([]));
         assert_eq!(old["metadata"]["name"], "data-db-0");
     }

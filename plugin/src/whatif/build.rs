@@ -3,6 +3,7 @@
 
 use anyhow::{Context as _, anyhow, bail};
 use policies_cel::ClusterView;
+use policies_cel::cluster::ObjectKey;
 use serde_json::{Value as Json, json};
 
 use crate::known_kinds::{self, KindRef};
@@ -142,7 +143,7 @@ pub fn manifest(
         None if stored.is_some() => Operation::Update,
         None => Operation::Create,
     };
-    let mut spec = base(args, &kind, namespace, &name);
+    let mut spec = base(args, &kind, namespace.clone(), &name);
     spec.operation = Some(operation);
     match operation {
         Operation::Create => {
@@ -160,8 +161,16 @@ pub fn manifest(
                 version: kind.version.clone(),
                 kind: kind.kind.clone(),
             };
-            // A manifest is a whole new spec: a changed pod template is a rollout.
-            let old = before_update(&gvk, None, &object, stored.as_ref(), Some(&object));
+            // A manifest is a whole new spec: a changed pod template is a rollout, told by the
+            // template the cluster recorded when it has it (else any template is taken as new).
+            let key = ObjectKey::new(
+                &kind.group,
+                &kind.kind,
+                namespace.as_deref().unwrap_or_default(),
+                &name,
+            );
+            let recorded = cluster.pod_template(&key);
+            let old = before_update(&gvk, None, &object, stored.as_ref(), Some(&object), recorded);
             spec.old_object = Some(old);
             spec.object = Some(object);
         }

@@ -12,6 +12,7 @@ mod model;
 pub mod object;
 pub mod project;
 pub mod snapshot;
+pub mod template;
 mod view;
 
 pub use layered::Layered;

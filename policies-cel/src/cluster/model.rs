@@ -62,6 +62,9 @@ pub struct ClusterModel {
     /// One copy of each distinct list of a pod's ConfigMap or Secret uses, see
     /// [`ClusterModel::share_config_uses`].
     config_uses: HashSet<ConfigUses>,
+    /// The pod template fingerprints of workloads, where the loader recorded them
+    /// ([`ClusterModel::set_pod_template`]).
+    pod_templates: HashMap<ObjectId, u64, RandomState>,
 }
 
 /// The shared copy of `items` in `set`, added when new.
@@ -210,9 +213,43 @@ impl ClusterModel {
         }
     }
 
+    /// Records the fingerprint of the pod template of `object` (a Deployment, StatefulSet or
+    /// DaemonSet as JSON, already inserted; see [`template`](super::template)). The model's
+    /// objects keep no templates: this lets a what-if built from a manifest tell whether its
+    /// template changes. It is dropped with the object, or when the object is replaced.
+    pub fn set_pod_template(&mut self, object: &serde_json::Value) {
+        let Some(fingerprint) = super::template::of_workload(object) else {
+            return;
+        };
+        let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
+        let api_version = text(&object["apiVersion"]);
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        let (kind, namespace, name) = (
+            text(&object["kind"]),
+            text(&object["metadata"]["namespace"]),
+            text(&object["metadata"]["name"]),
+        );
+        self.set_pod_template_fingerprint(&ObjectKey::new(group, &kind, &namespace, &name), fingerprint);
+    }
+
+    /// Records `fingerprint` as the pod template of the object with `key` (one kept across a
+    /// replacement of the object that does not carry its template, such as a scale).
+    pub fn set_pod_template_fingerprint(&mut self, key: &ObjectKey, fingerprint: u64) {
+        if let Some(id) = self.find_key(&key.group, &key.kind, &key.namespace, &key.name) {
+            self.pod_templates.insert(id, fingerprint);
+        }
+    }
+
+    /// The fingerprint of the pod template of the workload with `key`, when recorded.
+    pub fn pod_template(&self, key: &ObjectKey) -> Option<u64> {
+        let id = self.find_key(&key.group, &key.kind, &key.namespace, &key.name)?;
+        self.pod_templates.get(&id).copied()
+    }
+
     /// Removes the object with `key`, returning it.
     pub fn remove(&mut self, key: &ObjectKey) -> Option<Object> {
         let id = self.find_key(&key.group, &key.kind, &key.namespace, &key.name)?;
+        self.pod_templates.remove(&id);
         let hash = object_key_hash(&self.hasher, key);
         if let Ok(entry) = self.by_key.find_entry(hash, |&other| other == id) {
             entry.remove();
@@ -370,6 +407,10 @@ impl ClusterModel {
 impl ClusterView for ClusterModel {
     fn get(&self, key: &ObjectKey) -> Option<&Object> {
         self.object(self.find_key(&key.group, &key.kind, &key.namespace, &key.name)?)
+    }
+
+    fn pod_template(&self, key: &ObjectKey) -> Option<u64> {
+        ClusterModel::pod_template(self, key)
     }
 
     fn by_uid(&self, uid: &str) -> Option<&Object> {

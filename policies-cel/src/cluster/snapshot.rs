@@ -203,6 +203,7 @@ impl SnapshotLoader {
         match project(&value, &mut self.model) {
             Ok(object) => {
                 self.model.insert(object);
+                self.model.set_pod_template(&value);
                 self.objects += 1;
             }
             Err(problem) => self.invalid(&value, path, &lines, problem),

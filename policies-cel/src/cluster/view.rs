@@ -52,6 +52,13 @@ pub trait ClusterView: Send + Sync {
     /// How many objects the view holds (0 when it knows nothing).
     fn object_count(&self) -> usize;
 
+    /// The fingerprint of the pod template of the workload with `key`, when the view recorded it
+    /// ([`template`](super::template): snapshots and the plugin's live reads do; the gateway's
+    /// watches need not, its UPDATEs carry both objects).
+    fn pod_template(&self, _key: &ObjectKey) -> Option<u64> {
+        None
+    }
+
     /// The Namespace `name` as `namespaceObject` sees it (metadata with labels).
     fn namespace(&self, name: &str) -> Option<serde_json::Value> {
         let ns = self.get(&ObjectKey::new("", "Namespace", "", name))?;

@@ -138,7 +138,7 @@ pub fn for_manifests(
     kube: &KubeArgs,
     all_namespaces: bool,
     what_if: &WhatIfArgs,
-    objects: &[serde_json::Value],
+    documents: &[crate::whatif::manifests::Document],
 ) -> Result<(ClusterModel, Option<String>), Failure> {
     let credentials = match source(snapshots, kube) {
         Source::Snapshots => return Ok((load_model(snapshots)?, None)),
@@ -150,9 +150,9 @@ pub fn for_manifests(
         if all_namespaces {
             return Scope::everything();
         }
-        objects
+        documents
             .iter()
-            .filter_map(|object| manifest_target(object, what_if, Some(namespace), &sink.model))
+            .filter_map(|document| manifest_target(&document.object, what_if, Some(namespace), &sink.model))
             .map(|target| live::scope::for_target(&target, &sink.model))
             .fold(Scope::nothing(), Scope::union)
     })?;

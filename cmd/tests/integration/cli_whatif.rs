@@ -635,6 +635,58 @@ fn a_kind_list_is_expanded_and_each_object_built_against_the_ones_before_it() {
 }
 
 #[test]
+fn a_directory_is_read_file_by_file_in_name_order_like_kubectl() {
+    let files = temp_files(&[
+        (
+            "b-deployment.yaml",
+            &std::fs::read_to_string(common::root().join("testdata/releases/shop-web-recreate-only.yaml"))
+                .unwrap(),
+        ),
+        (
+            "a-config.json",
+            r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "namespace": "shop"}}"#,
+        ),
+        ("notes.txt", "not a manifest"),
+        (
+            "nested/c.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nested, namespace: shop}\n",
+        ),
+    ]);
+    let out = run(&[
+        "check",
+        "-f",
+        files.path().to_str().unwrap(),
+        "--cluster",
+        WEB,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let doc = json(&out);
+    let names: Vec<(String, String)> = requests(&doc)
+        .into_iter()
+        .map(|(op, kind, name, ..)| (op, format!("{kind}/{name}")))
+        .collect();
+    assert_eq!(
+        names,
+        [("CREATE", "ConfigMap/extra"), ("UPDATE", "Deployment/web")]
+            .map(|(op, what)| (op.to_owned(), what.to_owned()))
+    );
+    // A bad file is named with its document.
+    let files = temp_files(&[
+        ("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"),
+        ("b.yaml", "kind: Secret\n"),
+    ]);
+    let out = run(&["check", "-f", files.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("b.yaml document 1 (Secret): a manifest needs"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_file_of_manifests_with_a_bad_document_or_a_review_exits_2_naming_it() {
     let files = temp_files(&[
         (

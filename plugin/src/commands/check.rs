@@ -103,7 +103,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
     match subject {
         Subject::Collection => return run_collection(args, style),
-        Subject::Manifests { name, objects } => return run_manifests(args, &name, &objects, style),
+        Subject::Manifests { name, documents } => return run_manifests(args, &name, &documents, style),
         _ => {}
     }
     let set = policies::load(&args.policies, &args.params)?;
@@ -170,14 +170,14 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
 fn run_manifests(
     args: &CheckArgs,
     file: &str,
-    objects: &[serde_json::Value],
+    documents: &[crate::whatif::manifests::Document],
     style: Style,
 ) -> Result<Exit, Failure> {
     let request = &args.request;
     request.one_cluster()?;
     let set = policies::load(&args.policies, &args.params)?;
     let history = history(args)?;
-    let (mut model, default_namespace) = request.resolve_manifests(objects)?;
+    let (mut model, default_namespace) = request.resolve_manifests(documents)?;
     let (mut ledger, now) = match history {
         Some(history) => (history.ledger, history.now),
         None => (Ledger::default(), chrono::Utc::now()),
@@ -186,7 +186,7 @@ fn run_manifests(
         &set,
         &request.what_if,
         default_namespace.as_deref(),
-        objects,
+        documents,
         &mut model,
         &mut ledger,
         now,

@@ -52,7 +52,7 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     let subject = args.request.subject()?;
     match subject {
         Subject::Collection => return run_collection(args, style),
-        Subject::Manifests { name, objects } => return run_manifests(args, &name, &objects, style),
+        Subject::Manifests { name, documents } => return run_manifests(args, &name, &documents, style),
         _ => {}
     }
     let (cluster, request) = args.request.resolve(&subject)?;
@@ -90,14 +90,14 @@ fn run_collection(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
 fn run_manifests(
     args: &ImpactArgs,
     file: &str,
-    objects: &[serde_json::Value],
+    documents: &[crate::whatif::manifests::Document],
     style: Style,
 ) -> Result<Exit, Failure> {
-    let (mut model, default_namespace) = args.request.resolve_manifests(objects)?;
+    let (mut model, default_namespace) = args.request.resolve_manifests(documents)?;
     let estimates = manifests::estimate_each(
         &args.request.what_if,
         default_namespace.as_deref(),
-        objects,
+        documents,
         &mut model,
     )
     .map_err(|e| Failure::usage(e.context(file.to_owned())))?;

@@ -32,8 +32,12 @@ pub enum Subject {
     Review { name: String, review: Json },
     /// A plain manifest to create, update or delete.
     Manifest { name: String, object: Json },
-    /// Several manifests (documents, or a `kind: List`'s items), one request each, in order.
-    Manifests { name: String, objects: Vec<Json> },
+    /// Several manifests (documents, a `kind: List`'s items, a directory's files), one request
+    /// each, in order.
+    Manifests {
+        name: String,
+        documents: Vec<manifests::Document>,
+    },
     /// A what-if action (`delete sts/db`).
     Action,
     /// A what-if deletecollection (`delete pvc -l app=pg`).
@@ -65,10 +69,14 @@ impl Subject {
                 "-l, --field-selector and --all select a collection for `delete TYPE`, not a file given with -f"
             )));
         }
+        if path.is_dir() {
+            let documents = manifests::read_dir(path).or_exit(Exit::Usage)?;
+            return manifests::subject(path.display().to_string(), documents);
+        }
         let source = input::read_source(path).or_exit(Exit::Usage)?;
         let mut documents = input::parse_documents(&source).or_exit(Exit::Usage)?;
-        if documents.len() > 1 || documents.first().is_some_and(is_list) {
-            return manifests(source.name, documents);
+        if documents.len() > 1 || documents.first().is_some_and(manifests::is_list) {
+            return manifests::subject(source.name, manifests::of_file(None, documents));
         }
         let Some(document) = documents.pop() else {
             return Err(Failure::usage(anyhow!("{}: the document is empty", source.name)));
@@ -121,37 +129,6 @@ pub fn request(
     Request::from_review(review).map_err(|e| Failure::usage(anyhow!("{e}")))
 }
 
-/// The manifests of a file of several documents (a `kind: List` expanded, as kubectl does);
-/// AdmissionReviews are recorded one per file.
-fn manifests(name: String, documents: Vec<Json>) -> Result<Subject, Failure> {
-    let mut objects = Vec::with_capacity(documents.len());
-    for document in documents {
-        if is_list(&document) {
-            if let Some(Json::Array(items)) = document.get("items") {
-                objects.extend(items.iter().cloned());
-            }
-        } else {
-            objects.push(document);
-        }
-    }
-    if let Some(index) = objects.iter().position(is_review) {
-        return Err(Failure::usage(anyhow!(
-            "{name}: document {} is an AdmissionReview: a recorded review is judged alone (one per file); several documents are manifests, one request each",
-            index + 1
-        )));
-    }
-    Ok(Subject::Manifests { name, objects })
-}
-
-/// A `kind: List` (`v1 List`, `kubectl get -o yaml`, `DeploymentList`...) with its items.
-fn is_list(document: &Json) -> bool {
-    document
-        .get("kind")
-        .and_then(Json::as_str)
-        .is_some_and(|kind| kind.ends_with("List"))
-        && document.get("items").is_some_and(Json::is_array)
-}
-
-fn is_review(document: &Json) -> bool {
+pub(crate) fn is_review(document: &Json) -> bool {
     document.get("kind").and_then(Json::as_str) == Some("AdmissionReview")
 }

@@ -20,7 +20,7 @@ use crate::whatif::{self, Subject, WhatIfArgs};
 pub struct RequestArgs {
     /// The AdmissionReview (admission.k8s.io/v1) as recorded, or plain manifests to create,
     /// update or delete, one request each in order (JSON or YAML, several documents or a `kind:
-    /// List`; `-` reads stdin)
+    /// List`, or a directory of such files; `-` reads stdin)
     #[arg(short = 'f', long = "filename", value_name = "REVIEW|MANIFEST")]
     pub filename: Option<PathBuf>,
 
@@ -73,7 +73,7 @@ impl RequestArgs {
     /// the namespace of objects that name none (`-n`'s is applied when the requests are built).
     pub fn resolve_manifests(
         &self,
-        objects: &[serde_json::Value],
+        documents: &[crate::whatif::manifests::Document],
     ) -> Result<(ClusterModel, Option<String>), Failure> {
         self.one_cluster()?;
         cluster::for_manifests(
@@ -81,7 +81,7 @@ impl RequestArgs {
             &self.kube,
             self.all_namespaces,
             &self.what_if,
-            objects,
+            documents,
         )
     }
 

@@ -168,6 +168,77 @@ fn kubectl_suture_live_and_on_a_snapshot_agree(cluster: &mut Cluster) -> TestFut
             live_items.len()
         );
 
+        // The scene's own manifests, as written (no API-server defaults), judged as a release:
+        // the StatefulSet's template is the one running, so nothing rolls; with a new image it
+        // does. Live and on the snapshot alike.
+        let scene_text = scenes::database(ns, 3, 2);
+        for (label, text, rolls) in [
+            ("unchanged", scene_text.clone(), false),
+            (
+                "new image",
+                scene_text.replace("postgres:16", "postgres:17"),
+                true,
+            ),
+        ] {
+            let release = cluster
+                .dir()
+                .join(format!("release-{}.yaml", label.replace(' ', "-")));
+            std::fs::write(&release, &text)?;
+            let release = release.display().to_string();
+            let args = ["suture", "check", "-f", &release, "-o", "json"];
+            let (code, live, err) = kubectl(cluster, &args)?;
+            anyhow::ensure!(
+                code == 0 || code == 1,
+                "release check ({label}) exited {code}: {err}"
+            );
+            let mut offline = args.to_vec();
+            offline.extend(["--cluster", &file]);
+            let (_, snap, err) = kubectl(cluster, &offline)?;
+            let (live, snap): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_str(&live)?,
+                serde_json::from_str(&snap).map_err(|e| anyhow::anyhow!("{e}: {err}"))?,
+            );
+            let figures = |doc: &serde_json::Value| -> Vec<(String, bool, serde_json::Value)> {
+                doc["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|item| {
+                        (
+                            format!(
+                                "{} {}",
+                                item["kind"].as_str().unwrap_or_default(),
+                                item["name"].as_str().unwrap_or_default()
+                            ),
+                            item["allowed"].as_bool().unwrap_or(false),
+                            item["impact"]["summary"].clone(),
+                        )
+                    })
+                    .collect()
+            };
+            anyhow::ensure!(
+                figures(&live) == figures(&snap),
+                "release ({label}): live {live} vs snapshot {snap}"
+            );
+            let statefulset = live["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|item| item["kind"] == "StatefulSet")
+                .ok_or_else(|| anyhow::anyhow!("release ({label}): no StatefulSet item in {live}"))?;
+            let disrupted = statefulset["impact"]["summary"]["podsDisrupted"]
+                .as_u64()
+                .unwrap_or(0);
+            anyhow::ensure!(
+                (disrupted > 0) == rolls,
+                "release ({label}): the StatefulSet disrupts {disrupted} pods: {statefulset}"
+            );
+            println!(
+                "  the scene's manifests as a release ({label}): {} requests, the StatefulSet disrupts {disrupted} pods, live and on the snapshot",
+                figures(&live).len()
+            );
+        }
+
         let suite = cluster.dir().join("live.test.yaml");
         std::fs::write(&suite, live_suite(ns))?;
         let suite = suite.display().to_string();

@@ -243,13 +243,13 @@ fn milli_units(text: &str) -> Option<i128> {
         }
     };
     // milli = mantissa * base * 10^(exponent + 3 - scale), rounded up.
-    let power = exponent + 3 - scale;
+    let power = exponent.checked_add(3)?.checked_sub(scale)?;
     let scaled = mantissa.checked_mul(base)?;
     let milli = if power >= 0 {
-        scaled.checked_mul(10i128.checked_pow(u32::try_from(power).ok()?)?)?
+        scaled.checked_mul(10i128.checked_pow(power.unsigned_abs())?)?
     } else {
-        let divisor = 10i128.checked_pow(u32::try_from(-power).ok()?)?;
-        (scaled + divisor - 1) / divisor
+        let divisor = 10i128.checked_pow(power.unsigned_abs())?;
+        scaled.checked_add(divisor - 1)? / divisor
     };
     Some(if negative { -milli } else { milli })
 }
@@ -474,7 +474,7 @@ mod tests {
         ] {
             assert_eq!(milli_units(text), Some(milli), "{text}");
         }
-        for text in ["", "abc", "1Xi", "1..2", "1e"] {
+        for text in ["", "abc", "1Xi", "1..2", "1e", "1e-2147483648", "1e2147483647", "170141183460469231731687303715884105727Ei"] {
             assert_eq!(milli_units(text), None, "{text}");
         }
     }

@@ -104,17 +104,8 @@ pub fn for_collection(
     all_namespaces: bool,
     what_if: &WhatIfArgs,
 ) -> Result<(ClusterModel, Option<String>), Failure> {
-    let credentials = match source(snapshots, kube) {
-        Source::Snapshots => return Ok((load_model(snapshots)?, None)),
-        Source::Empty => return Ok((ClusterModel::new(), None)),
-        Source::Live(credentials) => credentials,
-    };
-    let mut sink = ModelSink::default();
-    let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
-        if all_namespaces {
-            return Scope::everything();
-        }
-        match collection(what_if, Some(namespace), &sink.model) {
+    model_reaching(snapshots, kube, all_namespaces, |model, namespace| {
+        match collection(what_if, Some(namespace), model) {
             Ok(collection) => match collection.namespace {
                 Some(namespace) => Scope {
                     namespaces: Namespaces::Only([namespace].into()),
@@ -125,8 +116,7 @@ pub fn for_collection(
             // Reported once the cluster is read.
             Err(_) => Scope::nothing(),
         }
-    })?;
-    Ok((sink.finish(), Some(default_namespace)))
+    })
 }
 
 /// The cluster a file of several manifests is judged against, as a model each admitted request
@@ -140,6 +130,25 @@ pub fn for_manifests(
     what_if: &WhatIfArgs,
     documents: &[crate::whatif::manifests::Document],
 ) -> Result<(ClusterModel, Option<String>), Failure> {
+    model_reaching(snapshots, kube, all_namespaces, |model, namespace| {
+        documents
+            .iter()
+            .filter_map(|document| manifest_target(&document.object, what_if, Some(namespace), model))
+            .map(|target| live::scope::for_target(&target, model))
+            .fold(Scope::nothing(), Scope::union)
+    })
+}
+
+/// The cluster as a model requests are carried into, and the namespace kubectl defaults to (the
+/// context's in live mode): the snapshots, else an empty cluster without a kubeconfig, else the
+/// live cluster's cluster-scoped kinds and what `reach` says (given them and the context's
+/// namespace) the requests can reach — everything with `-A`.
+fn model_reaching(
+    snapshots: &[PathBuf],
+    kube: &KubeArgs,
+    all_namespaces: bool,
+    reach: impl FnOnce(&ClusterModel, &str) -> Scope,
+) -> Result<(ClusterModel, Option<String>), Failure> {
     let credentials = match source(snapshots, kube) {
         Source::Snapshots => return Ok((load_model(snapshots)?, None)),
         Source::Empty => return Ok((ClusterModel::new(), None)),
@@ -148,13 +157,10 @@ pub fn for_manifests(
     let mut sink = ModelSink::default();
     let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
         if all_namespaces {
-            return Scope::everything();
+            Scope::everything()
+        } else {
+            reach(&sink.model, namespace)
         }
-        documents
-            .iter()
-            .filter_map(|document| manifest_target(&document.object, what_if, Some(namespace), &sink.model))
-            .map(|target| live::scope::for_target(&target, &sink.model))
-            .fold(Scope::nothing(), Scope::union)
     })?;
     Ok((sink.finish(), Some(default_namespace)))
 }

@@ -140,27 +140,11 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let set = policies::load(&args.policies, &args.params)?;
     let history = history(args)?;
     let (mut model, selected, specs) = request.resolve_collection()?;
-    let (mut ledger, now) = match history {
-        Some(history) => (history.ledger, history.now),
-        None => (Ledger::default(), chrono::Utc::now()),
-    };
+    let (mut ledger, now) = ledger_and_now(history);
     let judged = collection::judge(&set, &specs, &mut model, &mut ledger, now).map_err(Failure::usage)?;
     let document = crate::report::collection::document(&selected, &judged);
-    let text = match output::render(&args.output, &document)
-        .map_err(anyhow::Error::msg)
-        .or_exit(Exit::Failure)?
-    {
-        Some(text) => text,
-        None => {
-            let user = request.what_if.as_user.as_deref().unwrap_or(DEFAULT_AS);
-            crate::report::collection::text(&selected, &judged, user, args.verbose, style)
-        }
-    };
-    print!("{text}");
-    Ok(if document.allowed {
-        Exit::Success
-    } else {
-        Exit::Failure
+    print_sequence(args, &document, document.allowed, |user| {
+        crate::report::collection::text(&selected, &judged, user, args.verbose, style)
     })
 }
 
@@ -170,7 +154,7 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
 fn run_manifests(
     args: &CheckArgs,
     file: &str,
-    documents: &[crate::whatif::manifests::Document],
+    documents: &[manifests::Document],
     style: Style,
 ) -> Result<Exit, Failure> {
     let request = &args.request;
@@ -178,10 +162,7 @@ fn run_manifests(
     let set = policies::load(&args.policies, &args.params)?;
     let history = history(args)?;
     let (mut model, default_namespace) = request.resolve_manifests(documents)?;
-    let (mut ledger, now) = match history {
-        Some(history) => (history.ledger, history.now),
-        None => (Ledger::default(), chrono::Utc::now()),
-    };
+    let (mut ledger, now) = ledger_and_now(history);
     let judged = manifests::judge(
         &set,
         &request.what_if,
@@ -193,22 +174,34 @@ fn run_manifests(
     )
     .map_err(|e| Failure::usage(e.context(file.to_owned())))?;
     let document = crate::report::manifests::document(file, &judged);
-    let text = match output::render(&args.output, &document)
-        .map_err(anyhow::Error::msg)
-        .or_exit(Exit::Failure)?
-    {
-        Some(text) => text,
-        None => {
-            let user = request.what_if.as_user.as_deref().unwrap_or(DEFAULT_AS);
-            crate::report::manifests::text(file, &judged, user, args.verbose, style)
-        }
-    };
-    print!("{text}");
-    Ok(if document.allowed {
-        Exit::Success
-    } else {
-        Exit::Failure
+    print_sequence(args, &document, document.allowed, |user| {
+        crate::report::manifests::text(file, &judged, user, args.verbose, style)
     })
+}
+
+/// The history a what-if sequence starts from: the `--history` fixture's ledger and time, else
+/// none at the current time.
+fn ledger_and_now(history: Option<crate::history::History>) -> (Ledger, chrono::DateTime<chrono::Utc>) {
+    match history {
+        Some(history) => (history.ledger, history.now),
+        None => (Ledger::default(), chrono::Utc::now()),
+    }
+}
+
+/// Prints a sequence's `document` in the `-o` format, or its `text` (given the user the requests
+/// are judged as); 0 when every request was admitted (`allowed`), else 1.
+fn print_sequence(
+    args: &CheckArgs,
+    document: &impl serde::Serialize,
+    allowed: bool,
+    text: impl FnOnce(&str) -> String,
+) -> Result<Exit, Failure> {
+    let rendered = output::render(&args.output, document)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?;
+    let user = args.request.what_if.as_user.as_deref().unwrap_or(DEFAULT_AS);
+    print!("{}", rendered.unwrap_or_else(|| text(user)));
+    Ok(if allowed { Exit::Success } else { Exit::Failure })
 }
 
 /// The `--history` fixture, when given.

@@ -90,7 +90,7 @@ fn run_collection(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
 fn run_manifests(
     args: &ImpactArgs,
     file: &str,
-    documents: &[crate::whatif::manifests::Document],
+    documents: &[manifests::Document],
     style: Style,
 ) -> Result<Exit, Failure> {
     let (mut model, default_namespace) = args.request.resolve_manifests(documents)?;

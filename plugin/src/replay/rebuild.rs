@@ -5,14 +5,13 @@
 //! unnamed DELETE per object it deleted, as kube-apiserver judges it.
 
 use policies_cel::ClusterView;
-use policies_cel::cluster::ObjectKey;
 use policies_cel::cluster::json::to_json;
 use serde_json::{Value as Json, json};
 
 use crate::kinds::split_api_version;
 use crate::known_kinds;
 use crate::replay::event::{Event, ObjectRef};
-use crate::review::previous::before_update;
+use crate::review::previous::{before_update, recorded_template};
 use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
 };
@@ -157,13 +156,7 @@ fn rebuild(event: &Event, cluster: &dyn ClusterView) -> Result<RequestSpec, Skip
             let patch = (event.verb == "patch")
                 .then_some(event.request_object.as_ref())
                 .flatten();
-            let key = ObjectKey::new(
-                &kind.group,
-                &kind.kind,
-                namespace.as_deref().unwrap_or_default(),
-                &name,
-            );
-            let recorded = cluster.pod_template(&key);
+            let recorded = recorded_template(cluster, &kind, namespace.as_deref(), &name);
             let old = before_update(
                 &kind,
                 sub_resource.as_deref(),

@@ -4,14 +4,13 @@
 //! under `items`, beside `allowed` (every deletion admitted) and the counts. `impact` on a
 //! collection: each object's estimate, as a tree or under `items`.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use policies_cel::Request;
 use policies_cel::impact::Impact;
 
 use crate::report::check::{self, CheckDocument};
+use crate::report::sequence;
 use crate::style::Style;
 use crate::whatif::collection::{Collection, Judged};
 
@@ -48,7 +47,7 @@ pub struct Item<'a> {
 
 /// The document for the judged deletions of `collection`.
 pub fn document<'a>(collection: &'a Collection, judged: &'a [Judged]) -> CollectionDocument<'a> {
-    let denied = judged.iter().filter(|j| !j.decision.allowed).count();
+    let denied = sequence::denied(judged);
     CollectionDocument {
         allowed: denied == 0,
         collection: selection(collection),
@@ -74,32 +73,17 @@ fn selection(collection: &Collection) -> Selection<'_> {
 
 /// The human report: the collection's line, then each object's `check` report.
 pub fn text(collection: &Collection, judged: &[Judged], user: &str, verbose: bool, style: Style) -> String {
-    let denied = judged.iter().filter(|j| !j.decision.allowed).count();
-    let verdict = if denied == 0 {
-        style.good("ALLOWED")
-    } else {
-        style.bad("DENIED")
-    };
-    let mut out = String::new();
-    let counts = match (judged.len(), denied) {
+    let counts = match (judged.len(), sequence::denied(judged)) {
         (0, _) => "no object matches, nothing would be deleted".to_owned(),
         (total, 0) => format!("all {total} deletions admitted"),
         (total, denied) => format!("{denied} of {total} deletions denied"),
     };
-    let _ = writeln!(
-        out,
-        "{verdict}  DELETECOLLECTION {} by {user}: {counts}",
+    let header = format!(
+        "{}  DELETECOLLECTION {} by {user}: {counts}",
+        sequence::verdict(judged, style),
         collection.description
     );
-    for (index, one) in judged.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            style.bold(&format!("── {}/{}", index + 1, judged.len()))
-        );
-        out.push_str(&check::text(&one.decision, &one.request, verbose, style));
-    }
-    out
+    sequence::verdicts(&header, judged, verbose, style)
 }
 
 /// `impact`'s `-o json` / `-o yaml` document for a collection.
@@ -134,19 +118,10 @@ pub fn impacts<'a>(collection: &'a Collection, estimates: &'a [(Request, Impact)
 
 /// `impact`'s trees for a collection, one per object, under a line naming the collection.
 pub fn impact_trees(collection: &Collection, estimates: &[(Request, Impact)], style: Style) -> String {
-    let mut out = String::new();
     let counts = match estimates.len() {
         0 => "no object matches, nothing would be deleted".to_owned(),
         total => format!("{total} deletions, one after the other"),
     };
-    let _ = writeln!(out, "DELETECOLLECTION {}: {counts}", collection.description);
-    for (index, (_, impact)) in estimates.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            style.bold(&format!("── {}/{}", index + 1, estimates.len()))
-        );
-        out.push_str(&crate::report::impact::tree(impact, style));
-    }
-    out
+    let header = format!("DELETECOLLECTION {}: {counts}", collection.description);
+    sequence::trees(&header, estimates, style)
 }

@@ -4,14 +4,13 @@
 //! the object's operation, kind, namespace and name beside its `check` document. `impact` on
 //! such a file: each request's estimate, as a tree or under `items`.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use policies_cel::Request;
 use policies_cel::impact::Impact;
 
 use crate::report::check::{self, CheckDocument};
+use crate::report::sequence;
 use crate::style::Style;
 use crate::whatif::collection::Judged;
 
@@ -49,7 +48,7 @@ pub struct Item<'a> {
 
 /// The document for the judged requests of the manifests in `file`.
 pub fn document<'a>(file: &'a str, judged: &'a [Judged]) -> ManifestsDocument<'a> {
-    let denied = judged.iter().filter(|j| !j.decision.allowed).count();
+    let denied = sequence::denied(judged);
     ManifestsDocument {
         allowed: denied == 0,
         file,
@@ -77,31 +76,16 @@ fn object(request: &Request) -> Object {
 
 /// The human report: the file's line, then each request's `check` report.
 pub fn text(file: &str, judged: &[Judged], user: &str, verbose: bool, style: Style) -> String {
-    let denied = judged.iter().filter(|j| !j.decision.allowed).count();
-    let verdict = if denied == 0 {
-        style.good("ALLOWED")
-    } else {
-        style.bad("DENIED")
-    };
-    let counts = match (judged.len(), denied) {
+    let counts = match (judged.len(), sequence::denied(judged)) {
         (0, _) => "no objects, nothing to apply".to_owned(),
         (total, 0) => format!("all {total} requests admitted"),
         (total, denied) => format!("{denied} of {total} requests denied"),
     };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{verdict}  {file}, one request per object in order, by {user}: {counts}"
+    let header = format!(
+        "{}  {file}, one request per object in order, by {user}: {counts}",
+        sequence::verdict(judged, style)
     );
-    for (index, one) in judged.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            style.bold(&format!("── {}/{}", index + 1, judged.len()))
-        );
-        out.push_str(&check::text(&one.decision, &one.request, verbose, style));
-    }
-    out
+    sequence::verdicts(&header, judged, verbose, style)
 }
 
 /// `impact`'s `-o json` / `-o yaml` document for a file of manifests.
@@ -137,19 +121,9 @@ pub fn impacts<'a>(file: &'a str, estimates: &'a [(Request, Impact)]) -> Impacts
 
 /// `impact`'s trees for a file of manifests, one per request, under a line naming the file.
 pub fn impact_trees(file: &str, estimates: &[(Request, Impact)], style: Style) -> String {
-    let mut out = String::new();
     let counts = match estimates.len() {
         0 => "no objects, nothing to apply".to_owned(),
         total => format!("{total} requests, one after the other"),
     };
-    let _ = writeln!(out, "{file}: {counts}");
-    for (index, (_, impact)) in estimates.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            style.bold(&format!("── {}/{}", index + 1, estimates.len()))
-        );
-        out.push_str(&crate::report::impact::tree(impact, style));
-    }
-    out
+    sequence::trees(&format!("{file}: {counts}"), estimates, style)
 }

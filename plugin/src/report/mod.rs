@@ -8,4 +8,5 @@ pub mod junit;
 pub mod lint;
 pub mod manifests;
 pub mod replay;
+pub mod sequence;
 pub mod text;

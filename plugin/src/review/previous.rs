@@ -2,7 +2,8 @@
 //! carries just the new object, and the snapshot keeps only the fields the estimate reads: the
 //! new object with the snapshot's view of those fields put back.
 
-use policies_cel::cluster::template;
+use policies_cel::ClusterView;
+use policies_cel::cluster::{ObjectKey, template};
 use serde_json::{Value as Json, json};
 
 use crate::review::GroupVersionKind;
@@ -61,6 +62,18 @@ pub fn before_update(
         set(&mut old, &at, json!("true"));
     }
     old
+}
+
+/// The fingerprint of the pod template `cluster` recorded for the `kind` object `namespace/name`
+/// (what [`before_update`] compares a new template with).
+pub fn recorded_template(
+    cluster: &dyn ClusterView,
+    kind: &GroupVersionKind,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<u64> {
+    let key = ObjectKey::new(&kind.group, &kind.kind, namespace.unwrap_or_default(), name);
+    cluster.pod_template(&key)
 }
 
 /// Puts the snapshot's view of the fields the estimate compares back into `old`.

@@ -3,11 +3,10 @@
 
 use anyhow::{Context as _, anyhow, bail};
 use policies_cel::ClusterView;
-use policies_cel::cluster::ObjectKey;
 use serde_json::{Value as Json, json};
 
 use crate::known_kinds::{self, KindRef};
-use crate::review::previous::before_update;
+use crate::review::previous::{before_update, recorded_template};
 use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
 };
@@ -163,13 +162,7 @@ pub fn manifest(
             };
             // A manifest is a whole new spec: a changed pod template is a rollout, told by the
             // template the cluster recorded when it has it (else any template is taken as new).
-            let key = ObjectKey::new(
-                &kind.group,
-                &kind.kind,
-                namespace.as_deref().unwrap_or_default(),
-                &name,
-            );
-            let recorded = cluster.pod_template(&key);
+            let recorded = recorded_template(cluster, &gvk, namespace.as_deref(), &name);
             let old = before_update(&gvk, None, &object, stored.as_ref(), Some(&object), recorded);
             spec.old_object = Some(old);
             spec.object = Some(object);

@@ -474,7 +474,16 @@ mod tests {
         ] {
             assert_eq!(milli_units(text), Some(milli), "{text}");
         }
-        for text in ["", "abc", "1Xi", "1..2", "1e", "1e-2147483648", "1e2147483647", "170141183460469231731687303715884105727Ei"] {
+        for text in [
+            "",
+            "abc",
+            "1Xi",
+            "1..2",
+            "1e",
+            "1e-2147483648",
+            "1e2147483647",
+            "170141183460469231731687303715884105727Ei",
+        ] {
             assert_eq!(milli_units(text), None, "{text}");
         }
     }

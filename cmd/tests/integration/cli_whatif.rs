@@ -697,8 +697,16 @@ fn a_file_of_manifests_with_a_bad_document_or_a_review_exits_2_naming_it() {
             "mixed.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: admission.k8s.io/v1\nkind: AdmissionReview\n",
         ),
+        (
+            "elsewhere.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: other}\n",
+        ),
     ]);
     let cases = [
+        (
+            "elsewhere.yaml",
+            "document 2 (ConfigMap b): the namespace from the provided object \"other\" does not match the namespace \"shop\" given with -n",
+        ),
         (
             "bad.yaml",
             "document 2 (Secret b): a manifest needs apiVersion, kind and metadata.name",
@@ -707,7 +715,7 @@ fn a_file_of_manifests_with_a_bad_document_or_a_review_exits_2_naming_it() {
     ];
     for (file, expected) in cases {
         let path = files.path().join(file);
-        let out = run(&["check", "-f", path.to_str().unwrap()]);
+        let out = run(&["check", "-f", path.to_str().unwrap(), "-n", "shop"]);
         assert_eq!(out.status.code(), Some(2), "{file}: {}", stdout(&out));
         assert!(stderr(&out).contains(expected), "{file}: {}", stderr(&out));
         assert!(stderr(&out).contains(file), "{file}: {}", stderr(&out));

@@ -102,8 +102,9 @@ pub struct WhatIfArgs {
 }
 
 impl WhatIfArgs {
-    /// The namespace of a namespaced what-if object: `-n`, else the manifest's (`manifest`),
-    /// else `default_namespace` (the kubeconfig context's in live mode), else `default`.
+    /// The namespace of a namespaced what-if object: `-n`, else the manifest's (`manifest`; one
+    /// that differs from `-n` is refused before, as kubectl does), else `default_namespace` (the
+    /// kubeconfig context's in live mode), else `default`.
     pub fn namespace_for(&self, manifest: Option<&str>, default_namespace: Option<&str>) -> String {
         self.namespace
             .as_deref()

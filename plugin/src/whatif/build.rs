@@ -131,9 +131,18 @@ pub fn manifest(
         bail!("a manifest needs apiVersion, kind and metadata.name");
     }
     let kind = manifest_kind(cluster, api_version, kind_name);
+    let own_namespace = object["metadata"]["namespace"].as_str().filter(|n| !n.is_empty());
+    if let (true, Some(own), Some(flag)) = (kind.namespaced, own_namespace, args.namespace.as_deref())
+        && own != flag
+    {
+        // As kubectl: -n fills in a namespace, it never moves an object out of its own.
+        bail!(
+            "the namespace from the provided object {own:?} does not match the namespace {flag:?} given with -n"
+        );
+    }
     let namespace = kind
         .namespaced
-        .then(|| args.namespace_for(object["metadata"]["namespace"].as_str(), default_namespace));
+        .then(|| args.namespace_for(own_namespace, default_namespace));
     let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), &name);
     let operation = match args.operation {
         Some(OperationArg::Create) => Operation::Create,

@@ -723,8 +723,43 @@ fn a_file_of_manifests_with_a_bad_document_or_a_review_exits_2_naming_it() {
 }
 
 #[test]
+fn force_and_grace_period_are_sent_as_kubectl_sends_them() {
+    const PARTITION: &str = "testdata/clusters/partition";
+    let judge = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "delete",
+            "pod/etcd-2",
+            "-n",
+            "ledger",
+            "--cluster",
+            PARTITION,
+            "-o",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        let doc = json(&out);
+        (out.status.code(), doc["impact"]["unconfirmedDeletions"].clone())
+    };
+    // --force (with or without --grace-period=0): removed at once while worker-3 is unreachable.
+    for extra in [&["--force"][..], &["--force", "--grace-period=0"]] {
+        let (code, unconfirmed) = judge(extra);
+        assert_eq!(code, Some(1), "{extra:?}");
+        assert_eq!(unconfirmed[0]["pod"], "etcd-2", "{extra:?}");
+        assert_eq!(unconfirmed[0]["node"], "worker-3", "{extra:?}");
+    }
+    // kubectl turns --grace-period=0 without --force into 1: a graceful deletion.
+    for extra in [&["--grace-period=0"][..], &["--grace-period=30"], &[]] {
+        let (code, unconfirmed) = judge(extra);
+        assert_eq!(code, Some(0), "{extra:?}");
+        assert_eq!(unconfirmed, serde_json::json!([]), "{extra:?}");
+    }
+}
+
+#[test]
 fn what_if_mistakes_exit_2_with_a_clear_message() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["check"], "nothing to judge"),
         (
             &["check", "delete", "gadget/w", "--cluster", PLATFORM],
@@ -776,6 +811,21 @@ fn what_if_mistakes_exit_2_with_a_clear_message() {
         (
             &["check", "delete", "sts/zk", "--cascade=sideways"],
             "invalid value 'sideways' for '--cascade",
+        ),
+        (
+            &[
+                "check",
+                "scale",
+                "sts/zk",
+                "--replicas",
+                "1",
+                "-n",
+                "coordination",
+                "--cluster",
+                PLATFORM,
+                "--force",
+            ],
+            "--force applies to deletions, not to a scale",
         ),
     ];
     for (args, expected) in cases {

@@ -158,6 +158,31 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .collect(),
     );
     add(
+        format!(
+            "force-deleted on unreachable nodes ({})",
+            impact.unconfirmed_deletions.len()
+        ),
+        impact
+            .unconfirmed_deletions
+            .iter()
+            .map(|u| {
+                let claims = if u.claims.is_empty() {
+                    String::new()
+                } else {
+                    format!(", claims {}", u.claims.join(", "))
+                };
+                format!(
+                    "{}/{} of StatefulSet {} on unreachable Node {}{claims} {}",
+                    u.namespace,
+                    u.pod,
+                    u.stateful_set,
+                    u.node,
+                    flag(true, "may run twice")
+                )
+            })
+            .collect(),
+    );
+    add(
         "notes".into(),
         impact.notes.iter().map(|n| style.dim(n)).collect(),
     );

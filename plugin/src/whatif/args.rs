@@ -77,6 +77,17 @@ pub struct WhatIfArgs {
     )]
     pub cascade: Option<Cascade>,
 
+    /// For deletions: the seconds given to the object to terminate, sent as the DELETE's
+    /// gracePeriodSeconds as kubectl sends it (0 becomes 1 without --force) [default: the
+    /// object's own]
+    #[arg(long = "grace-period", value_name = "SECONDS", allow_negative_numbers = true)]
+    pub grace_period: Option<i64>,
+
+    /// For deletions: remove the object at once, without waiting for its node to confirm the
+    /// stop (gracePeriodSeconds 0, as `kubectl delete --force`)
+    #[arg(long = "force")]
+    pub force: bool,
+
     /// For a manifest given with -f: the operation [default: UPDATE when the object is in the
     /// cluster, else CREATE]
     #[arg(long = "operation", value_enum, value_name = "OPERATION")]
@@ -120,22 +131,51 @@ impl WhatIfArgs {
             || self.operation.is_some()
             || self.replicas.is_some()
             || self.cascade.is_some()
+            || self.grace_period.is_some()
+            || self.force
             || self.selects()
     }
 
-    /// The DeleteOptions fields `--cascade` sets for a what-if DELETE (none: kubectl's default,
-    /// Background, which the review builder sends).
+    /// The DeleteOptions fields `--cascade`, `--grace-period` and `--force` set for a what-if
+    /// DELETE (none: kubectl's default, Background and the object's own grace period, which the
+    /// review builder sends).
     pub fn delete_options(&self) -> Option<serde_json::Value> {
-        self.cascade
-            .map(|cascade| serde_json::json!({"propagationPolicy": cascade.propagation_policy()}))
+        let mut options = serde_json::Map::new();
+        if let Some(cascade) = self.cascade {
+            options.insert("propagationPolicy".into(), cascade.propagation_policy().into());
+        }
+        if let Some(seconds) = self.grace_period_seconds() {
+            options.insert("gracePeriodSeconds".into(), seconds.into());
+        }
+        (!options.is_empty()).then_some(serde_json::Value::Object(options))
     }
 
-    /// Refuses `--cascade` for a request that deletes nothing.
-    pub fn deletion_only(&self, what: &str) -> anyhow::Result<()> {
-        match self.cascade {
-            Some(_) => anyhow::bail!("--cascade applies to deletions, not to {what}"),
-            None => Ok(()),
+    /// The gracePeriodSeconds kubectl sends: `--force` without a grace period is 0; 0 without
+    /// `--force` becomes 1 (kubectl's guard against an accidental immediate deletion); a negative
+    /// one is the object's own (none sent).
+    fn grace_period_seconds(&self) -> Option<i64> {
+        match (self.grace_period, self.force) {
+            (None, true) => Some(0),
+            (Some(seconds), true) if seconds < 0 => Some(0),
+            (Some(0), false) => Some(1),
+            (Some(seconds), _) if seconds >= 0 => Some(seconds),
+            _ => None,
         }
+    }
+
+    /// Refuses the deletion flags (`--cascade`, `--grace-period`, `--force`) for a request that
+    /// deletes nothing.
+    pub fn deletion_only(&self, what: &str) -> anyhow::Result<()> {
+        let flag = if self.cascade.is_some() {
+            "--cascade"
+        } else if self.grace_period.is_some() {
+            "--grace-period"
+        } else if self.force {
+            "--force"
+        } else {
+            return Ok(());
+        };
+        anyhow::bail!("{flag} applies to deletions, not to {what}")
     }
 
     /// True when a collection is selected (`-l`, `--field-selector`, `--all`).

@@ -39,8 +39,8 @@ pub fn to_json(object: &Object) -> Json {
     metadata.insert("labels".into(), labels(&object.labels));
     metadata.insert("annotations".into(), labels(&object.annotations));
     metadata.insert("ownerReferences".into(), Json::Array(owners));
-    if object.terminating {
-        metadata.insert("deletionTimestamp".into(), json!("terminating"));
+    if let Some(timestamp) = object.deletion_timestamp_text() {
+        metadata.insert("deletionTimestamp".into(), json!(timestamp));
     }
     let mut document = json!({"apiVersion": &*object.api_version, "kind": &*key.kind, "metadata": metadata});
     let (spec, status) = match &object.spec {

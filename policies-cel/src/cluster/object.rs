@@ -379,6 +379,13 @@ pub struct Endpoint {
     pub ready: bool,
 }
 
+/// A `metadata.deletionTimestamp` (RFC 3339) as [`Object::deletion_timestamp`] keeps it; `None`
+/// when it is not a time. The epoch itself is kept as one second past it.
+pub fn deletion_timestamp(text: &str) -> Option<std::num::NonZeroI64> {
+    let seconds = chrono::DateTime::parse_from_rfc3339(text).ok()?.timestamp();
+    std::num::NonZeroI64::new(seconds).or(std::num::NonZeroI64::new(1))
+}
+
 /// A slim object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Object {
@@ -389,8 +396,9 @@ pub struct Object {
     /// Only the `suture.dev/` annotations (escape hatches and descriptions).
     pub annotations: Labels,
     pub owners: Owners,
-    /// `metadata.deletionTimestamp` is set.
-    pub terminating: bool,
+    /// `metadata.deletionTimestamp` (seconds since the epoch, the API's precision), when set:
+    /// the object is terminating.
+    pub deletion_timestamp: Option<std::num::NonZeroI64>,
     pub spec: Spec,
 }
 
@@ -401,6 +409,17 @@ impl Object {
             Spec::Pod(pod) => Some(pod),
             _ => None,
         }
+    }
+
+    /// True when the object is terminating (`metadata.deletionTimestamp` is set).
+    pub fn terminating(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+
+    /// `metadata.deletionTimestamp` as the API writes it (`2025-03-02T09:19:42Z`), when set.
+    pub fn deletion_timestamp_text(&self) -> Option<String> {
+        let seconds = self.deletion_timestamp?.get();
+        chrono::DateTime::from_timestamp(seconds, 0).map(|time| time.format("%Y-%m-%dT%H:%M:%SZ").to_string())
     }
 
     /// The owner marked `controller: true`, if any.

@@ -73,7 +73,7 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         uid,
         labels,
         annotations,
-        terminating,
+        deletion_timestamp,
     } = identity;
     let spec = match projected(group, kind).map(|p| p.spec) {
         Some(SpecReader::Spec(read)) => read(root, model)?,
@@ -93,7 +93,7 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
         labels,
         annotations,
         owners,
-        terminating,
+        deletion_timestamp,
         spec,
     };
     Ok(object)
@@ -268,7 +268,7 @@ struct Identity {
     uid: Option<Text>,
     labels: Labels,
     annotations: Labels,
-    terminating: bool,
+    deletion_timestamp: Option<std::num::NonZeroI64>,
 }
 
 fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Owners)> {
@@ -289,7 +289,15 @@ fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Own
         annotations.push((model.intern(key), Text::from(value)));
     }
     annotations.sort();
-    let terminating = meta.get("deletionTimestamp").is_some();
+    let deletion_timestamp = match meta.non_empty("deletionTimestamp")? {
+        Some(text) => Some(crate::cluster::object::deletion_timestamp(text).ok_or_else(|| {
+            ProjectError::field_error(
+                "deletionTimestamp",
+                format!("Invalid value: {text:?}: not an RFC 3339 time"),
+            )
+        })?),
+        None => None,
+    };
     let mut owners = Vec::new();
     meta.each("ownerReferences", |owner| {
         owners.push(OwnerRef {
@@ -309,7 +317,7 @@ fn metadata(meta: Fields<'_>, model: &mut ClusterModel) -> Result<(Identity, Own
             uid,
             labels,
             annotations: model.share_labels(annotations),
-            terminating,
+            deletion_timestamp,
         },
         model.share_owners(owners),
     ))
@@ -352,7 +360,22 @@ mod tests {
         );
         assert_eq!(object.annotation("suture.dev/description"), Some("queue"));
         assert_eq!(object.annotations.len(), 1);
-        assert!(object.terminating);
+        assert!(object.terminating());
+        // The time is kept, and written back as the API writes it (the what-if's oldObject).
+        assert_eq!(
+            object.deletion_timestamp_text().as_deref(),
+            Some("2025-01-01T00:00:00Z")
+        );
+        let error = project(
+            &json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "n", "deletionTimestamp": "terminating"}}),
+            &mut model,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "metadata.deletionTimestamp: Invalid value: \"terminating\": not an RFC 3339 time"
+        );
         assert_eq!(object.controller().map(|o| &*o.uid), Some("u-0"));
         assert!(!object.owners[0].block_owner_deletion);
         assert_eq!(object.spec, Spec::Other);

@@ -14,7 +14,7 @@ use crate::impact::subject::Subject;
 
 /// A pod that counts as healthy: Ready and not terminating.
 pub(crate) fn healthy(pod: &Object) -> bool {
-    !pod.terminating && pod.pod().is_some_and(|p| p.ready && !p.finished())
+    !pod.terminating() && pod.pod().is_some_and(|p| p.ready && !p.finished())
 }
 
 fn target(key: &ObjectKey) -> Target {
@@ -138,7 +138,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
         .collect();
 
     for (pod, stop) in &stopped {
-        if pod.terminating || pod.pod().is_some_and(|p| p.finished()) {
+        if pod.terminating() || pod.pod().is_some_and(|p| p.finished()) {
             continue;
         }
         impact.pods.push(PodStop {
@@ -274,7 +274,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             && current < desired
             && selected.iter().any(|p| {
                 !healthy(p)
-                    && !p.terminating
+                    && !p.terminating()
                     && p.pod().is_some_and(|s| s.phase == Phase::Running)
                     && down_at_worst.contains(&p.key)
             });
@@ -330,6 +330,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
         describe_volume(view, volume);
     }
     impact.stale_owners = effects.stale_owners;
+    impact.unconfirmed_deletions = effects.unconfirmed;
     impact.broken_references = effects.broken_references;
     impact.summary = Summary {
         deleted: impact.deleted.len(),

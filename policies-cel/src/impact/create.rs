@@ -76,7 +76,7 @@ fn orphans<'a>(view: &'a dyn ClusterView, namespace: &str, selector: &Selector) 
     let mut pods: Vec<&Object> = view
         .pods_matching(namespace, selector)
         .into_iter()
-        .filter(|p| p.controller().is_none() && !p.terminating && p.pod().is_some_and(|s| !s.finished()))
+        .filter(|p| p.controller().is_none() && !p.terminating() && p.pod().is_some_and(|s| !s.finished()))
         .collect();
     pods.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     pods
@@ -212,7 +212,7 @@ fn deployment(view: &dyn ClusterView, deployment: &Object, selector: &Selector, 
     let adopted: Vec<&Object> = view
         .in_namespace(&deployment.key.namespace)
         .into_iter()
-        .filter(|o| &*o.key.kind == "ReplicaSet" && o.controller().is_none() && !o.terminating)
+        .filter(|o| &*o.key.kind == "ReplicaSet" && o.controller().is_none() && !o.terminating())
         .filter(|o| selector.matches(&o.labels))
         .collect();
     for rs in adopted {

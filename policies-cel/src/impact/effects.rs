@@ -44,6 +44,8 @@ pub(crate) struct Effects {
     pub notes: Vec<String>,
     /// Stale ownerReferences of deleted objects.
     pub stale_owners: Vec<crate::impact::report::StaleOwner>,
+    /// StatefulSet members deleted without their node's confirmation.
+    pub unconfirmed: Vec<crate::impact::report::UnconfirmedDeletion>,
     /// Ready pods a workload settles at when a rule knows better than "before minus stopped"
     /// (a scale-down settles at the new replica count).
     pub settles_at: BTreeMap<ObjectKey, usize>,

@@ -55,6 +55,7 @@ impact_fields! {
     "quorum" => quorum,
     "brokenReferences" => broken_references,
     "staleOwners" => stale_owners,
+    "unconfirmedDeletions" => unconfirmed_deletions,
     "notes" => notes,
     "modelled" => modelled,
 }

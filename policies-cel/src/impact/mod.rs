@@ -20,6 +20,7 @@ mod pods;
 pub mod report;
 mod services;
 pub(crate) mod subject;
+mod unconfirmed;
 mod volumes;
 mod workloads;
 
@@ -71,6 +72,10 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
         ("DELETE", "", "ConfigMap" | "Secret") => {
             delete::delete(view, subject, effects);
             config::deleted(view, subject, effects);
+        }
+        ("DELETE", "", "Pod") => {
+            delete::delete(view, subject, effects);
+            unconfirmed::estimate(view, subject, effects);
         }
         ("DELETE", "", _) => delete::delete(view, subject, effects),
         ("CREATE", "eviction", "Pod") => pods::evict(view, subject, effects),

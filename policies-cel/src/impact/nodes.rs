@@ -63,7 +63,7 @@ fn fits(placement: &[Selector], labels: &Labels) -> bool {
 /// IgnoredDuringExecution).
 fn unplace_daemons(view: &dyn ClusterView, node: &str, old: &Labels, new: &Labels, effects: &mut Effects) {
     for pod in view.pods_on_node(node) {
-        if pod.terminating || pod.pod().is_none_or(|s| s.finished()) {
+        if pod.terminating() || pod.pod().is_none_or(|s| s.finished()) {
             continue;
         }
         let Some(daemon_set) = pod.controller().and_then(|c| view.by_uid(&c.uid)) else {
@@ -121,7 +121,7 @@ fn replaced(view: &dyn ClusterView, pod: &Object) -> bool {
 fn evict(view: &dyn ClusterView, node: &str, taints: &[&Taint], effects: &mut Effects) {
     let mut tolerating = Vec::new();
     for pod in view.pods_on_node(node) {
-        let Some(spec) = pod.pod().filter(|s| !s.finished() && !pod.terminating) else {
+        let Some(spec) = pod.pod().filter(|s| !s.finished() && !pod.terminating()) else {
             continue;
         };
         if pod.controller().is_some_and(|c| &*c.kind == "Node") {

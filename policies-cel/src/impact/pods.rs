@@ -15,7 +15,7 @@ pub(crate) fn evict(view: &dyn ClusterView, subject: &Subject, effects: &mut Eff
         ));
         return;
     };
-    if pod.terminating {
+    if pod.terminating() {
         effects.note(format!("{} is already terminating", pod.key));
     }
     let replaced = pod.controller().and_then(|c| view.by_uid(&c.uid)).is_some();

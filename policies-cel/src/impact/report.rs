@@ -107,6 +107,21 @@ pub struct StaleOwner {
     pub live_uid: Option<String>,
 }
 
+/// A StatefulSet member deleted without its node's confirmation (`gracePeriodSeconds: 0` while
+/// its Node is unreachable): the StatefulSet starts it again, with the same claims, while the old
+/// one may still run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnconfirmedDeletion {
+    pub namespace: String,
+    pub pod: String,
+    /// The unreachable Node it runs on.
+    pub node: String,
+    pub stateful_set: String,
+    /// The claims it mounts, which the new member mounts too.
+    pub claims: Vec<String>,
+}
+
 /// Ready pods of a workload now, once the change settles, and at its worst moment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -189,6 +204,8 @@ pub struct Impact {
     pub broken_references: Vec<BrokenReference>,
     /// Stale ownerReferences of the objects the request deletes.
     pub stale_owners: Vec<StaleOwner>,
+    /// StatefulSet members deleted without their node's confirmation.
+    pub unconfirmed_deletions: Vec<UnconfirmedDeletion>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

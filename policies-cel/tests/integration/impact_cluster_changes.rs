@@ -880,7 +880,7 @@ fn held_and_part() -> ClusterModel {
         Spec::ConfigMap { keys: Box::default() },
     );
     held.uid = Some(uid("ConfigMap", "held").to_string().into());
-    held.terminating = true;
+    held.deletion_timestamp = policies_cel::cluster::object::deletion_timestamp("2026-11-25T10:00:00Z");
     let part = owned_by(
         object(
             "ConfigMap",

@@ -368,7 +368,8 @@ fn a_delete_while_another_pod_is_terminating_breaks_the_budget() {
         ),
         &sts,
     );
-    terminating.terminating = true;
+    terminating.deletion_timestamp =
+        policies_cel::cluster::object::deletion_timestamp("2026-11-25T10:00:00Z");
     cluster.insert(terminating);
     let impact = estimate(
         &delete(("", "v1", "pods"), "Pod", "databases", "pg-1", None),
@@ -903,4 +904,79 @@ fn a_ready_pod_still_breaks_a_budget_that_says_always_allow() {
         &cluster,
     );
     assert_eq!((impact.pdbs[0].healthy_after, impact.pdbs[0].violated), (0, true));
+}
+
+/// A DELETE of pod `name` of the database with `gracePeriodSeconds` `grace`.
+fn delete_pod_with_grace(name: &str, grace: i64) -> policies_cel::Request {
+    review(
+        "DELETE",
+        ("", "v1", "pods"),
+        "Pod",
+        "databases",
+        name,
+        json!({"options": {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions", "gracePeriodSeconds": grace}, "object": null}),
+    )
+}
+
+/// The database, its pods on `node-a`, with the Node `node-a` carrying `taints` (key, effect).
+fn database_on_node(taints: &[(&str, &str)]) -> ClusterModel {
+    let (mut cluster, _) = database(Retention::default());
+    let taints = taints
+        .iter()
+        .map(|(key, effect)| policies_cel::cluster::object::Taint {
+            key: Text::from(*key),
+            value: None,
+            effect: Text::from(*effect),
+        })
+        .collect();
+    cluster.insert(object(
+        "Node",
+        "",
+        "node-a",
+        Spec::Node {
+            unschedulable: false,
+            taints,
+        },
+    ));
+    cluster
+}
+
+#[test]
+fn force_deleting_a_statefulset_member_on_an_unreachable_node_lets_it_run_twice() {
+    let unreachable = database_on_node(&[
+        ("node.kubernetes.io/unreachable", "NoSchedule"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+    ]);
+    let impact = estimate(&delete_pod_with_grace("pg-1", 0), &unreachable);
+    assert_eq!(impact.unconfirmed_deletions.len(), 1, "{:?}", impact.notes);
+    let unconfirmed = &impact.unconfirmed_deletions[0];
+    assert_eq!(
+        (
+            unconfirmed.namespace.as_str(),
+            unconfirmed.pod.as_str(),
+            unconfirmed.node.as_str(),
+            unconfirmed.stateful_set.as_str(),
+            unconfirmed.claims.clone()
+        ),
+        ("databases", "pg-1", "node-a", "pg", vec!["data-pg-1".to_owned()])
+    );
+    // The figures of the contract are those of any pod deletion.
+    assert_eq!(impact.summary.pods_disrupted, 1);
+}
+
+#[test]
+fn a_graceful_or_confirmed_deletion_is_not_unconfirmed() {
+    let unreachable = database_on_node(&[("node.kubernetes.io/unreachable", "NoExecute")]);
+    let reachable = database_on_node(&[]);
+    let not_ready = database_on_node(&[("node.kubernetes.io/not-ready", "NoExecute")]);
+    let (without_node, _) = database(Retention::default());
+    for (label, cluster, grace) in [
+        ("a grace period on an unreachable node", &unreachable, 30),
+        ("grace 0 on a reachable node", &reachable, 0),
+        ("grace 0 on a node whose kubelet reports not ready", &not_ready, 0),
+        ("grace 0 on a node that no longer exists", &without_node, 0),
+    ] {
+        let impact = estimate(&delete_pod_with_grace("pg-1", grace), cluster);
+        assert!(impact.unconfirmed_deletions.is_empty(), "{label}");
+    }
 }

@@ -44,7 +44,7 @@ fn object(group: &str, kind: &str, name: &str, spec: Spec) -> Object {
         labels: Labels::default(),
         annotations: Labels::default(),
         owners: Default::default(),
-        terminating: false,
+        deletion_timestamp: None,
         spec,
     }
 }

@@ -79,7 +79,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 fn active_pods<'a>(view: &'a dyn ClusterView, workload: &Object) -> Vec<&'a Object> {
     let mut pods: Vec<&Object> = pods_of(view, workload)
         .into_iter()
-        .filter(|p| !p.terminating && p.pod().is_some_and(|s| !s.finished()))
+        .filter(|p| !p.terminating() && p.pod().is_some_and(|s| !s.finished()))
         .collect();
     pods.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     pods

@@ -49,7 +49,7 @@ pub fn object(kind: &str, namespace: &str, name: &str, spec: Spec) -> Object {
         labels: Labels::default(),
         annotations: Labels::default(),
         owners: Default::default(),
-        terminating: false,
+        deletion_timestamp: None,
         spec,
     }
 }

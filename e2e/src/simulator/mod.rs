@@ -111,6 +111,18 @@ impl NodeSimulator {
     }
 }
 
+impl NodeSimulator {
+    /// Cuts `name` off, as a network partition would: its Lease is no longer renewed and its pods
+    /// are no longer tended (none is finished, however it is deleted). The real node lifecycle
+    /// controller then marks the Node unreachable after its grace period.
+    pub fn partition(&self, name: &str) {
+        self.registry
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(name);
+    }
+}
+
 impl Drop for NodeSimulator {
     fn drop(&mut self) {
         for task in &self.tasks {

@@ -9,6 +9,7 @@ mod exhausting;
 mod faults;
 mod ledger;
 mod model;
+mod partition;
 mod plugin;
 mod policies;
 mod reality;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
     tests.extend(control_plane::TESTS);
     tests.extend(admission::TESTS);
     tests.extend(stale_owner::TESTS);
+    tests.extend(partition::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);

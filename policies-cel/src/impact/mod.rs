@@ -19,6 +19,7 @@ mod owners;
 mod pods;
 pub mod report;
 mod services;
+mod slices;
 pub(crate) mod subject;
 mod unconfirmed;
 mod volumes;
@@ -72,6 +73,10 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
         ("DELETE", "", "ConfigMap" | "Secret") => {
             delete::delete(view, subject, effects);
             config::deleted(view, subject, effects);
+        }
+        ("DELETE", "", "EndpointSlice") => {
+            delete::delete(view, subject, effects);
+            slices::deleted(view, subject, effects);
         }
         ("DELETE", "", "Pod") => {
             delete::delete(view, subject, effects);

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::reality::request::{
-    CLAIM, CRD, DAEMON_SET, DEPLOYMENT, GIZMO, JOB, NAMESPACE, NODE, POD, REPLICA_SET,
+    CLAIM, CRD, DAEMON_SET, DEPLOYMENT, ENDPOINT_SLICE, GIZMO, JOB, NAMESPACE, NODE, POD, REPLICA_SET,
     REPLICATION_CONTROLLER, Request, SERVICE, STATEFUL_SET, TENANT, WIDGET, first_with, named,
 };
 use crate::reality::scenario::Scenario;
@@ -52,6 +52,18 @@ pub fn database(ns: &str, replicas: u32, retention: &str) -> String {
         stateful_set(ns, "db", replicas, true, &spec),
         service(ns, "db", "db"),
         budget(ns, "db", "db", "maxUnavailable: 1")
+    )
+}
+
+/// A Service `ext` without a selector and the EndpointSlice its owner wrote by hand (an address
+/// outside the cluster), which the EndpointSlice controller leaves alone.
+fn selectorless_service(ns: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: ext, namespace: {ns}}}\nspec:\n  ports: [{{name: pg, port: 5432}}]\n---\n\
+         apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: ext-1\n  namespace: {ns}\n  labels:\n    \
+         kubernetes.io/service-name: ext\n    endpointslice.kubernetes.io/managed-by: reality.suture.dev\n\
+         addressType: IPv4\nendpoints:\n- addresses: [\"192.0.2.10\"]\n  conditions: {{ready: true}}\n\
+         ports: [{{name: pg, port: 5432, protocol: TCP}}]\n---\n"
     )
 }
 
@@ -175,6 +187,22 @@ pub fn scenarios() -> Vec<Scenario> {
             delete(SERVICE, "web", None),
         )
         .stage(web),
+        Scenario::new(
+            "delete/endpointslice-of-selector",
+            "DELETE the EndpointSlice of a Service with a selector: the controller rebuilds it",
+            Request::Delete {
+                kind: ENDPOINT_SLICE,
+                name: first_with("kubernetes.io/service-name=web"),
+                propagation: None,
+            },
+        )
+        .stage(web),
+        Scenario::new(
+            "delete/endpointslice-selectorless",
+            "DELETE the hand-made EndpointSlice of a Service without a selector: nothing rebuilds it",
+            delete(ENDPOINT_SLICE, "ext-1", None),
+        )
+        .stage(selectorless_service),
         Scenario::new(
             "delete/namespace",
             "DELETE Namespace: every object in it, claims and their volumes",

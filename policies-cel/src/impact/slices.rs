@@ -1,0 +1,59 @@
+//! DELETE of an EndpointSlice: the Service loses the ready endpoints in it. A Service without a
+//! selector has hand-made endpoints (an external database, or a leader's address written by
+//! Patroni and mirrored from its Endpoints): nothing recreates the slice, and they are gone for
+//! good. For a Service with a selector the EndpointSlice controller rebuilds the slice from the
+//! ready pods, but only after the deletion: for that moment the endpoints are gone too (the real
+//! controllers agree: `delete/endpointslice-of-selector` in the reality harness). Either way the
+//! Service's numbers are the rule's own ([`Effects::service_overrides`]); one left with none at
+//! that moment counts in `servicesWithoutEndpoints`.
+
+use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::impact::effects::Effects;
+use crate::impact::report::ServiceEffect;
+use crate::impact::subject::Subject;
+
+/// Estimates what deleting the subject EndpointSlice does to its Service.
+pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let Some(slice) = view.get(&subject.key) else {
+        return;
+    };
+    let Spec::EndpointSlice {
+        service: Some(service_name),
+        ..
+    } = &slice.spec
+    else {
+        return;
+    };
+    let namespace = &subject.key.namespace;
+    let service_key = ObjectKey::new("", "Service", namespace, service_name);
+    let Some(service) = view.get(&service_key) else {
+        return;
+    };
+    let ready = |key: Option<&ObjectKey>| {
+        view.endpoint_slices(namespace, service_name)
+            .into_iter()
+            .filter(|s| Some(&s.key) != key)
+            .map(|s| match &s.spec {
+                Spec::EndpointSlice { endpoints, .. } => endpoints.iter().filter(|e| e.ready).count(),
+                _ => 0,
+            })
+            .sum::<usize>()
+    };
+    let (before, after) = (ready(None), ready(Some(&subject.key)));
+    effects.note(match &service.spec {
+        Spec::Service { selector: Some(_) } => format!(
+            "Service {namespace}/{service_name} has a selector: the EndpointSlice controller rebuilds its endpoints in {} from the ready pods, after the deletion",
+            subject.key
+        ),
+        _ => format!(
+            "Service {namespace}/{service_name} has no selector: nothing recreates its endpoints in {}",
+            subject.key
+        ),
+    });
+    effects.service_overrides.push(ServiceEffect {
+        namespace: namespace.to_string(),
+        name: service_name.to_string(),
+        ready_before: before,
+        ready_after: after,
+    });
+}

@@ -83,6 +83,8 @@ pub const STATEFUL_SET: Kind = Kind::new("apps", "v1", "StatefulSet", "statefuls
 pub const DAEMON_SET: Kind = Kind::new("apps", "v1", "DaemonSet", "daemonsets");
 pub const JOB: Kind = Kind::new("batch", "v1", "Job", "jobs");
 pub const CRON_JOB: Kind = Kind::new("batch", "v1", "CronJob", "cronjobs");
+/// Not a kind the model holds (its slices stand for it): only ever a scenario's target.
+pub const ENDPOINTS: Kind = Kind::new("", "v1", "Endpoints", "endpoints");
 pub const ENDPOINT_SLICE: Kind = Kind::new("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices");
 pub const PDB: Kind = Kind::new("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets");
 pub const NAMESPACE: Kind = Kind::new("", "v1", "Namespace", "namespaces").cluster();

@@ -427,6 +427,11 @@ impl Object {
         self.owners.iter().find(|o| o.controller)
     }
 
+    /// The value of label `key`.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.iter().find(|(k, _)| &**k == key).map(|(_, v)| &**v)
+    }
+
     /// A `suture.dev/` annotation.
     pub fn annotation(&self, key: &str) -> Option<&str> {
         self.annotations

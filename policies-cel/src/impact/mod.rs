@@ -74,6 +74,8 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
             delete::delete(view, subject, effects);
             config::deleted(view, subject, effects);
         }
+        // The model holds no Endpoints (their slices stand for them): no cascade to follow.
+        ("DELETE", "", "Endpoints") => slices::endpoints_deleted(view, subject, effects),
         ("DELETE", "", "EndpointSlice") => {
             delete::delete(view, subject, effects);
             slices::deleted(view, subject, effects);

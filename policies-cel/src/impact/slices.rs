@@ -6,11 +6,68 @@
 //! controllers agree: `delete/endpointslice-of-selector` in the reality harness). Either way the
 //! Service's numbers are the rule's own ([`Effects::service_overrides`]); one left with none at
 //! that moment counts in `servicesWithoutEndpoints`.
+//!
+//! DELETE of a v1 Endpoints (the model holds none: it is read through the slices mirrored from
+//! it). For a Service without a selector, the EndpointSlice mirroring controller deletes the
+//! slices it mirrored from the Endpoints (`endpointslice.kubernetes.io/managed-by:
+//! endpointslicemirroring-controller.k8s.io`), and nothing recreates them. For a Service with a
+//! selector the endpoints controller recreates the Endpoints and the slices are not touched.
 
-use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::cluster::{ClusterView, Object, ObjectKey, Spec};
 use crate::impact::effects::Effects;
 use crate::impact::report::ServiceEffect;
 use crate::impact::subject::Subject;
+
+/// The controller that mirrors a selector-less Service's Endpoints into EndpointSlices.
+const MIRRORING_CONTROLLER: &str = "endpointslicemirroring-controller.k8s.io";
+
+/// Ready endpoints over `slices`.
+fn ready_in(slices: &[&Object]) -> usize {
+    slices
+        .iter()
+        .map(|s| match &s.spec {
+            Spec::EndpointSlice { endpoints, .. } => endpoints.iter().filter(|e| e.ready).count(),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Estimates what deleting the subject Endpoints does to its Service.
+pub(crate) fn endpoints_deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let (namespace, name) = (&subject.key.namespace, &subject.key.name);
+    let Some(service) = view.get(&ObjectKey::new("", "Service", namespace, name)) else {
+        return;
+    };
+    if let Spec::Service { selector: Some(_) } = &service.spec {
+        effects.note(format!(
+            "Service {namespace}/{name} has a selector: the endpoints controller recreates its Endpoints, and its EndpointSlices are not touched"
+        ));
+        return;
+    }
+    let slices = view.endpoint_slices(namespace, name);
+    let (mirrored, kept): (Vec<&Object>, Vec<&Object>) = slices
+        .into_iter()
+        .partition(|s| s.label("endpointslice.kubernetes.io/managed-by") == Some(MIRRORING_CONTROLLER));
+    if mirrored.is_empty() {
+        return;
+    }
+    for slice in &mirrored {
+        effects.delete(
+            slice,
+            format!("mirrored from Endpoints {namespace}/{name} (EndpointSlice mirroring)"),
+        );
+    }
+    effects.note(format!(
+        "Service {namespace}/{name} has no selector: the EndpointSlice mirroring controller deletes the slices mirrored from its Endpoints, and nothing recreates them"
+    ));
+    let all: Vec<&Object> = mirrored.iter().chain(kept.iter()).copied().collect();
+    effects.service_overrides.push(ServiceEffect {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+        ready_before: ready_in(&all),
+        ready_after: ready_in(&kept),
+    });
+}
 
 /// Estimates what deleting the subject EndpointSlice does to its Service.
 pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use crate::reality::request::{
-    CLAIM, CRD, DAEMON_SET, DEPLOYMENT, ENDPOINT_SLICE, GIZMO, JOB, NAMESPACE, NODE, POD, REPLICA_SET,
-    REPLICATION_CONTROLLER, Request, SERVICE, STATEFUL_SET, TENANT, WIDGET, first_with, named,
+    CLAIM, CRD, DAEMON_SET, DEPLOYMENT, ENDPOINT_SLICE, ENDPOINTS, GIZMO, JOB, NAMESPACE, NODE, POD,
+    REPLICA_SET, REPLICATION_CONTROLLER, Request, SERVICE, STATEFUL_SET, TENANT, WIDGET, first_with, named,
 };
 use crate::reality::scenario::Scenario;
 use crate::reality::scenarios::yaml::{
@@ -64,6 +64,16 @@ fn selectorless_service(ns: &str) -> String {
          kubernetes.io/service-name: ext\n    endpointslice.kubernetes.io/managed-by: reality.suture.dev\n\
          addressType: IPv4\nendpoints:\n- addresses: [\"192.0.2.10\"]\n  conditions: {{ready: true}}\n\
          ports: [{{name: pg, port: 5432, protocol: TCP}}]\n---\n"
+    )
+}
+
+/// A Service `leader` without a selector and its Endpoints (written by hand, as Patroni writes
+/// its leader's), which the EndpointSlice mirroring controller mirrors into a slice.
+fn mirrored_endpoints(ns: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: leader, namespace: {ns}}}\nspec:\n  ports: [{{name: pg, port: 5432}}]\n---\n\
+         apiVersion: v1\nkind: Endpoints\nmetadata: {{name: leader, namespace: {ns}}}\n\
+         subsets:\n- addresses: [{{ip: 192.0.2.20}}]\n  ports: [{{name: pg, port: 5432, protocol: TCP}}]\n---\n"
     )
 }
 
@@ -203,6 +213,12 @@ pub fn scenarios() -> Vec<Scenario> {
             delete(ENDPOINT_SLICE, "ext-1", None),
         )
         .stage(selectorless_service),
+        Scenario::new(
+            "delete/endpoints-selectorless",
+            "DELETE the Endpoints of a Service without a selector: the mirroring controller deletes the slice mirrored from it",
+            delete(ENDPOINTS, "leader", None),
+        )
+        .stage(mirrored_endpoints),
         Scenario::new(
             "delete/namespace",
             "DELETE Namespace: every object in it, claims and their volumes",

@@ -25,38 +25,14 @@ const NS: &str = "e2e-partition";
 const NODE: &str = "part-0";
 const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
 
-/// A one-member StatefulSet with a claim, pinned to the Node that will be cut off.
+/// The database scene with one member (and a budget of 0), pinned to the Node that will be cut
+/// off.
 fn scene() -> String {
-    format!(
-        r#"{namespace}---
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {{name: db, namespace: {NS}}}
-spec:
-  serviceName: db
-  replicas: 1
-  selector: {{matchLabels: {{app: db}}}}
-  template:
-    metadata: {{labels: {{app: db}}}}
-    spec:
-      nodeSelector: {{kubernetes.io/hostname: {NODE}}}
-      tolerations:
-      - {{key: {simulated}, operator: Exists}}
-      - {{key: {dedicated}, operator: Exists}}
-      containers:
-      - name: postgres
-        image: postgres:16
-        volumeMounts: [{{name: data, mountPath: /var/lib/postgresql}}]
-  volumeClaimTemplates:
-  - metadata: {{name: data}}
-    spec:
-      accessModes: [ReadWriteOnce]
-      resources: {{requests: {{storage: 1Gi}}}}
-"#,
-        namespace = scenes::namespace_yaml(NS),
-        simulated = simulator::TAINT_KEY,
-        dedicated = simulator::DEDICATED_KEY,
-    )
+    let pinned = format!(
+        "    spec:\n      nodeSelector: {{kubernetes.io/hostname: {NODE}}}\n      tolerations: [{{key: {}, operator: Exists}}, ",
+        simulator::DEDICATED_KEY
+    );
+    scenes::database(NS, 1, 0).replace("    spec:\n      tolerations: [", &pinned)
 }
 
 fn force_deleting_a_member_on_an_unreachable_node_is_refused(cluster: &mut Cluster) -> TestFuture<'_> {

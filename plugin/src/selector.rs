@@ -68,7 +68,7 @@ impl Selectors {
 
     /// Whether `object` is in the collection.
     pub fn matches(&self, object: &Object) -> bool {
-        let label = |key: &str| object.labels.iter().find(|(k, _)| &**k == key).map(|(_, v)| &**v);
+        let label = |key: &str| object.label(key);
         let labelled = self.labels.iter().all(|requirement| match requirement {
             Requirement::In(key, values) => label(key).is_some_and(|v| values.iter().any(|x| x == v)),
             Requirement::NotIn(key, values) => label(key).is_none_or(|v| values.iter().all(|x| x != v)),

@@ -114,6 +114,10 @@ impl ClusterView for Layered<'_> {
     fn object_count(&self) -> usize {
         self.base.object_count() + self.added.len()
     }
+
+    fn pod_template(&self, key: &ObjectKey) -> Option<u64> {
+        self.base.pod_template(key)
+    }
 }
 
 #[cfg(test)]
@@ -154,5 +158,20 @@ mod tests {
         assert_eq!(view.in_namespace("data").len(), 2);
         assert_eq!(view.object_count(), 2);
         assert!(view.by_uid("nobody").is_none());
+    }
+
+    #[test]
+    fn the_base_s_pod_template_fingerprints_show_through() {
+        let mut base = ClusterModel::new();
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"spec": {"containers": [{"name": "c", "image": "i:1"}]}}}});
+        insert(&mut base, deployment.clone());
+        base.set_pod_template(&deployment);
+        let view = Layered::new(&base, ClusterModel::new());
+        let key = ObjectKey::new("apps", "Deployment", "shop", "web");
+        assert!(view.pod_template(&key).is_some());
+        assert_eq!(view.pod_template(&key), base.pod_template(&key));
     }
 }

@@ -86,17 +86,9 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
     let Some(service) = view.get(&service_key) else {
         return;
     };
-    let ready = |key: Option<&ObjectKey>| {
-        view.endpoint_slices(namespace, service_name)
-            .into_iter()
-            .filter(|s| Some(&s.key) != key)
-            .map(|s| match &s.spec {
-                Spec::EndpointSlice { endpoints, .. } => endpoints.iter().filter(|e| e.ready).count(),
-                _ => 0,
-            })
-            .sum::<usize>()
-    };
-    let (before, after) = (ready(None), ready(Some(&subject.key)));
+    let all = view.endpoint_slices(namespace, service_name);
+    let kept: Vec<&Object> = all.iter().copied().filter(|s| s.key != subject.key).collect();
+    let (before, after) = (ready_in(&all), ready_in(&kept));
     effects.note(match &service.spec {
         Spec::Service { selector: Some(_) } => format!(
             "Service {namespace}/{service_name} has a selector: the EndpointSlice controller rebuilds its endpoints in {} from the ready pods, after the deletion",

@@ -5,6 +5,8 @@
 //! recorded requests against a small model. Properties: nothing panics, and every error has a
 //! message. The lint reads the same files: its harness is `lint.rs`.
 
+use std::sync::OnceLock;
+
 use policies_cel::evaluate;
 use policies_cel::policy::Loader;
 
@@ -18,11 +20,15 @@ pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let name = file_name(&text);
     judge(Loader::new().add_str(name, &text));
-    judge(
-        Loader::new()
-            .add_str("policies.yaml", TAKES_PARAMS)
-            .and_then(|loader| loader.add_params_str(name, &text)),
-    );
+    judge(takes_params().and_then(|loader| loader.add_params_str(name, &text)));
+}
+
+/// A loader holding [`TAKES_PARAMS`]: compiled once, copied for each input.
+fn takes_params() -> Result<Loader, policies_cel::LoadError> {
+    static LOADED: OnceLock<Result<Loader, policies_cel::LoadError>> = OnceLock::new();
+    LOADED
+        .get_or_init(|| Loader::new().add_str("policies.yaml", TAKES_PARAMS))
+        .clone()
 }
 
 /// The name an input is read under: JSON when it looks like JSON, YAML otherwise.

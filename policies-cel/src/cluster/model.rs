@@ -24,7 +24,7 @@ pub type ObjectId = u32;
 pub type KindCounts = Vec<(String, usize)>;
 
 /// Slim objects and their indexes.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ClusterModel {
     objects: Vec<Option<Object>>,
     free: Vec<ObjectId>,

@@ -7,6 +7,8 @@
 
 pub mod params;
 
+use std::sync::OnceLock;
+
 use crate::policy::{LoadError, Loader, PolicySet};
 
 /// The pack's files as (name, YAML text), in a fixed order.
@@ -57,9 +59,17 @@ pub fn builtin() -> Result<PolicySet, LoadError> {
     builtin_loader()?.finish()
 }
 
-/// A loader holding the pack, to which more policies or params can be added.
+/// A loader holding the pack, to which more policies or params can be added. The pack is
+/// compiled once per process (milliseconds of CEL parsing and checking) and copied from then on:
+/// the gateway reloads its policies on every change, and `kubectl suture test` loads them for
+/// every suite.
 pub fn builtin_loader() -> Result<Loader, LoadError> {
-    FILES
+    static COMPILED: OnceLock<Loader> = OnceLock::new();
+    if let Some(loader) = COMPILED.get() {
+        return Ok(loader.clone());
+    }
+    let loader = FILES
         .iter()
-        .try_fold(Loader::new(), |loader, (name, text)| loader.add_str(name, text))
+        .try_fold(Loader::new(), |loader, (name, text)| loader.add_str(name, text))?;
+    Ok(COMPILED.get_or_init(|| loader).clone())
 }

@@ -12,7 +12,7 @@ use crate::policy::marked::Pos;
 use crate::policy::path::{FieldPath, Seg};
 
 /// What loading found besides results: errors (loading fails) and warnings (it does not).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Report {
     pub(crate) errors: Vec<LoadError>,
     pub(crate) warnings: Vec<Warning>,

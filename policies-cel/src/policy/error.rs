@@ -2,12 +2,13 @@
 //! when it is about a field, the field's path (`spec.validations[2].expression`).
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::cel::CompileError;
 use crate::policy::SourceRef;
 
 /// Why policies could not be loaded.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, thiserror::Error, miette::Diagnostic)]
 pub enum LoadError {
     /// A file or directory could not be read.
     #[error("cannot read `{path}`")]
@@ -15,7 +16,7 @@ pub enum LoadError {
     Io {
         path: String,
         #[source]
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
 
     /// The text is not valid YAML (or JSON).

@@ -24,7 +24,7 @@ use crate::policy::{LoadError, PolicySet, SourceRef, safety, vap};
 /// let set = Loader::new().add_path("policies/")?.add_params_path("params.yaml")?.finish()?;
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Loader {
     set: PolicySet,
     /// Where each policy / binding name was first defined.
@@ -37,7 +37,7 @@ pub struct Loader {
     report: Report,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Other {
     at: SourceRef,
     api_version: String,
@@ -189,7 +189,10 @@ impl Loader {
         for file in read::files(path) {
             match file {
                 Ok((name, text)) => self.text(&name, &text, role),
-                Err((path, source)) => self.report.errors.push(LoadError::Io { path, source }),
+                Err((path, source)) => self.report.errors.push(LoadError::Io {
+                    path,
+                    source: Arc::new(source),
+                }),
             }
         }
     }

@@ -7,6 +7,7 @@ mod bad_input;
 mod control_plane;
 mod exhausting;
 mod faults;
+mod identities;
 mod ledger;
 mod model;
 mod partition;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
     tests.extend(admission::TESTS);
     tests.extend(stale_owner::TESTS);
     tests.extend(partition::TESTS);
+    tests.extend(identities::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);

@@ -183,6 +183,29 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .collect(),
     );
     add(
+        format!(
+            "pods losing their ServiceAccount ({})",
+            impact.lost_service_accounts.len()
+        ),
+        impact
+            .lost_service_accounts
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}/{} runs as ServiceAccount {}{}",
+                    l.namespace,
+                    l.pod,
+                    l.service_account,
+                    if l.token {
+                        flag(true, "token rejected")
+                    } else {
+                        flag(true, "cannot be replaced")
+                    }
+                )
+            })
+            .collect(),
+    );
+    add(
         "notes".into(),
         impact.notes.iter().map(|n| style.dim(n)).collect(),
     );

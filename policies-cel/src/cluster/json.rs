@@ -45,7 +45,7 @@ pub fn to_json(object: &Object) -> Json {
     let mut document = json!({"apiVersion": &*object.api_version, "kind": &*key.kind, "metadata": metadata});
     let (spec, status) = match &object.spec {
         Spec::Pod(pod) => (
-            json!({"nodeName": pod.node.as_deref()}),
+            json!({"nodeName": pod.node.as_deref(), "serviceAccountName": &*pod.service_account}),
             json!({"phase": pod.phase.as_str(), "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
         ),
         Spec::Deployment {

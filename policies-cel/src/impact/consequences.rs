@@ -331,6 +331,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     }
     impact.stale_owners = effects.stale_owners;
     impact.unconfirmed_deletions = effects.unconfirmed;
+    impact.lost_service_accounts = effects.lost_service_accounts;
     impact.broken_references = effects.broken_references;
     impact.summary = Summary {
         deleted: impact.deleted.len(),

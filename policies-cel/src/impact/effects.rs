@@ -46,6 +46,8 @@ pub(crate) struct Effects {
     pub stale_owners: Vec<crate::impact::report::StaleOwner>,
     /// StatefulSet members deleted without their node's confirmation.
     pub unconfirmed: Vec<crate::impact::report::UnconfirmedDeletion>,
+    /// Running pods whose ServiceAccount the request deletes.
+    pub lost_service_accounts: Vec<crate::impact::report::LostServiceAccount>,
     /// Ready pods a workload settles at when a rule knows better than "before minus stopped"
     /// (a scale-down settles at the new replica count).
     pub settles_at: BTreeMap<ObjectKey, usize>,

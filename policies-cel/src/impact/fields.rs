@@ -13,7 +13,7 @@ use crate::impact::Impact;
 
 /// A set of `impact`'s top-level fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ImpactFields(u16);
+pub struct ImpactFields(u32);
 
 /// Declares `impact`'s fields once: their CEL names, in [`Impact`]'s order, and the conversion
 /// of the chosen ones (checked against `Impact`'s own serialization by the tests below).
@@ -56,6 +56,7 @@ impact_fields! {
     "brokenReferences" => broken_references,
     "staleOwners" => stale_owners,
     "unconfirmedDeletions" => unconfirmed_deletions,
+    "lostServiceAccounts" => lost_service_accounts,
     "notes" => notes,
     "modelled" => modelled,
 }

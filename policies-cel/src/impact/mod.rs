@@ -12,6 +12,7 @@ mod delete;
 mod effects;
 mod fields;
 mod finalizers;
+mod identities;
 mod labels;
 mod lagging;
 mod nodes;
@@ -80,6 +81,9 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
             delete::delete(view, subject, effects);
             slices::deleted(view, subject, effects);
         }
+        // The model keeps no ServiceAccounts (nothing else depends on them): the pods running
+        // as one are what its deletion harms.
+        ("DELETE", "", "ServiceAccount") => identities::deleted(view, subject, effects),
         ("DELETE", "", "Pod") => {
             delete::delete(view, subject, effects);
             unconfirmed::estimate(view, subject, effects);

@@ -122,6 +122,19 @@ pub struct UnconfirmedDeletion {
     pub claims: Vec<String>,
 }
 
+/// A running pod whose ServiceAccount the request deletes: its token is rejected from then on
+/// (when it holds one), and no replacement of it can be created until the ServiceAccount exists
+/// again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LostServiceAccount {
+    pub namespace: String,
+    pub pod: String,
+    pub service_account: String,
+    /// The pod holds a token of the ServiceAccount (its API requests fail at once).
+    pub token: bool,
+}
+
 /// Ready pods of a workload now, once the change settles, and at its worst moment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -206,6 +219,8 @@ pub struct Impact {
     pub stale_owners: Vec<StaleOwner>,
     /// StatefulSet members deleted without their node's confirmation.
     pub unconfirmed_deletions: Vec<UnconfirmedDeletion>,
+    /// Running pods whose ServiceAccount the request deletes.
+    pub lost_service_accounts: Vec<LostServiceAccount>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

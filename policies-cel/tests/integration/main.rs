@@ -18,6 +18,7 @@ mod gatekeeper_corpus;
 mod history;
 mod impact_cluster_changes;
 mod impact_delete;
+mod impact_identities;
 mod impact_owner_references;
 mod impact_workloads;
 mod kubernetes_libraries;

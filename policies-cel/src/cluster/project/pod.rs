@@ -1,12 +1,16 @@
 //! Pods: where they run, whether they are ready, and what they depend on — claims, ConfigMaps
 //! and Secrets (volumes, projected sources, `env` key references and `envFrom`, in every kind
-//! of container) — and which taints they tolerate.
+//! of container), the ServiceAccount they run as and whether they hold its token — and which
+//! taints they tolerate.
 
 use crate::cluster::ClusterModel;
 use crate::cluster::object::{ConfigUse, ConfigUses, Phase, PodSpec, Text, Toleration};
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
+
+/// The ServiceAccount of a pod that names none.
+pub(crate) const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 
 /// The container lists whose environment can read ConfigMaps and Secrets.
 const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
@@ -15,9 +19,19 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
     let mut uses = Uses::default();
     let mut pod = root.nested("spec", |spec| {
         let node = spec.non_empty("nodeName")?.map(|n| model.intern(n));
+        // The API server sets `default` when the pod names none (deprecated
+        // `serviceAccount` is its old spelling, kept in step by the API server).
+        let service_account = match spec.non_empty("serviceAccountName")? {
+            Some(name) => name,
+            None => spec
+                .non_empty("serviceAccount")?
+                .unwrap_or(DEFAULT_SERVICE_ACCOUNT),
+        };
+        let service_account = model.intern(service_account);
         let mut claims = Vec::new();
+        let mut api_token = false;
         spec.each("volumes", |volume| {
-            read_volume(volume, pod_name, &mut claims, &mut uses)
+            read_volume(volume, pod_name, &mut claims, &mut uses, &mut api_token)
         })?;
         for list in CONTAINER_LISTS {
             spec.each(list, |container| read_container(container, &mut uses))?;
@@ -31,6 +45,8 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
             node,
             claims: claims.into_boxed_slice(),
             tolerations: tolerations.into_boxed_slice(),
+            service_account,
+            api_token,
             ..PodSpec::default()
         })
     })?;
@@ -49,7 +65,13 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
     Ok(pod)
 }
 
-fn read_volume(volume: Fields<'_>, pod_name: &str, claims: &mut Vec<Text>, uses: &mut Uses) -> Result<()> {
+fn read_volume(
+    volume: Fields<'_>,
+    pod_name: &str,
+    claims: &mut Vec<Text>,
+    uses: &mut Uses,
+    api_token: &mut bool,
+) -> Result<()> {
     // Claim names are (nearly always) one pod's own: not interned.
     let mut claim = |name: &str| {
         if !claims.iter().any(|c| &**c == name) {
@@ -82,6 +104,7 @@ fn read_volume(volume: Fields<'_>, pod_name: &str, claims: &mut Vec<Text>, uses:
                 if source.get("secret").is_some() {
                     source.nested("secret", |s| uses.secrets.read(s, "name", "items"))?;
                 }
+                *api_token |= source.get("serviceAccountToken").is_some();
                 Ok(())
             })
         })?;
@@ -247,6 +270,28 @@ mod tests {
         assert_eq!((p.node, p.phase, p.ready), (None, Phase::Pending, false));
         let p = pod(json!({}), json!({"phase": "Succeeded"}));
         assert!(p.finished());
+    }
+
+    #[test]
+    fn service_account_and_its_token() {
+        let mounted = json!({"name": "kube-api-access-x", "projected": {"sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}}
+        ]}});
+        let p = pod(
+            json!({"serviceAccountName": "backup", "volumes": [mounted]}),
+            json!(null),
+        );
+        assert_eq!((&*p.service_account, p.api_token), ("backup", true));
+        // automountServiceAccountToken: false leaves no token volume.
+        let p = pod(json!({"serviceAccountName": "backup"}), json!(null));
+        assert_eq!((&*p.service_account, p.api_token), ("backup", false));
+        // Unnamed: `default`, as the API server sets it; the deprecated spelling is read too.
+        assert_eq!(&*pod(json!({}), json!(null)).service_account, "default");
+        assert_eq!(
+            &*pod(json!({"serviceAccount": "old"}), json!(null)).service_account,
+            "old"
+        );
     }
 
     #[test]

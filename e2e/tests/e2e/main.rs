@@ -4,6 +4,7 @@
 
 mod admission;
 mod bad_input;
+mod balancers;
 mod control_plane;
 mod exhausting;
 mod faults;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     tests.extend(stale_owner::TESTS);
     tests.extend(partition::TESTS);
     tests.extend(identities::TESTS);
+    tests.extend(balancers::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);

@@ -183,6 +183,22 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .collect(),
     );
     add(
+        format!("load balancers torn down ({})", impact.released_addresses.len()),
+        impact
+            .released_addresses
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}/{} {}{}",
+                    r.namespace,
+                    r.service,
+                    r.addresses.join(", "),
+                    flag(true, "address released")
+                )
+            })
+            .collect(),
+    );
+    add(
         format!(
             "pods losing their ServiceAccount ({})",
             impact.lost_service_accounts.len()

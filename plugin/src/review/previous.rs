@@ -10,7 +10,8 @@ use crate::review::GroupVersionKind;
 
 /// The object before an update, when only the new one is known (an audit event, a manifest):
 /// the new object with
-/// what the snapshot knows put back — its ownerReferences, replicas, a Service's selector, a
+/// what the snapshot knows put back — its ownerReferences, replicas, a Service's selector (and a
+/// load balancer's type and addresses), a
 /// Node's taints, a ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
 /// replicas. A pod template change is recognised by comparing the new template with the
 /// fingerprint of the stored one (`stored_template`, when the cluster recorded it: kube-apiserver's
@@ -98,7 +99,15 @@ fn restore(old: &mut Json, stored: &Json, kind: &str) {
                 map.remove("binaryData");
             }
         }
-        "Service" => set(old, &["spec", "selector"], stored["spec"]["selector"].clone()),
+        "Service" => {
+            set(old, &["spec", "selector"], stored["spec"]["selector"].clone());
+            // A load balancer's type and addresses (the snapshot keeps them only for one that
+            // has addresses): a new type tears it down.
+            if let Some(balancer) = stored["status"].get("loadBalancer") {
+                set(old, &["spec", "type"], stored["spec"]["type"].clone());
+                set(old, &["status", "loadBalancer"], balancer.clone());
+            }
+        }
         "Node" => {
             set(
                 old,
@@ -203,6 +212,27 @@ mod tests {
         let old = before_update(&kind, None, &object, Some(&stored), None, None);
         assert_eq!(old["metadata"]["ownerReferences"], json!([]));
         assert_eq!(old["metadata"]["name"], "data-db-0");
+    }
+
+    #[test]
+    fn a_stored_load_balancer_is_put_back_so_a_new_type_is_seen() {
+        let kind = GroupVersionKind {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Service".into(),
+        };
+        let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "edge"},
+            "spec": {"type": "ClusterIP", "selector": {"app": "edge"}}});
+        let balancer = json!({"ingress": [{"ip": "203.0.113.10"}]});
+        let stored = json!({"metadata": {"name": "edge"},
+            "spec": {"type": "LoadBalancer", "selector": {"app": "edge"}}, "status": {"loadBalancer": balancer}});
+        let old = before_update(&kind, None, &object, Some(&stored), None, None);
+        assert_eq!(old["spec"]["type"], "LoadBalancer");
+        assert_eq!(old["status"]["loadBalancer"], balancer);
+        // A stored Service without a load balancer leaves the new type alone.
+        let stored = json!({"metadata": {"name": "edge"}, "spec": {"selector": {"app": "edge"}}});
+        let old = before_update(&kind, None, &object, Some(&stored), None, None);
+        assert_eq!(old["spec"]["type"], "ClusterIP");
     }
 
     #[test]

@@ -20,6 +20,15 @@ fn int_or_percent(value: &IntOrPercent) -> Json {
     }
 }
 
+/// A load balancer ingress entry: an IP, or a hostname.
+fn ingress(address: &str) -> Json {
+    if address.parse::<std::net::IpAddr>().is_ok() {
+        json!({"ip": address})
+    } else {
+        json!({"hostname": address})
+    }
+}
+
 /// `object` as a Kubernetes-shaped JSON document.
 pub fn to_json(object: &Object) -> Json {
     let key = &object.key;
@@ -67,7 +76,17 @@ pub fn to_json(object: &Object) -> Json {
             ..
         } => (json!({"replicas": replicas, "selector": selector(s)}), Json::Null),
         Spec::DaemonSet { selector: s, .. } => (json!({"selector": selector(s)}), Json::Null),
-        Spec::Service { selector: s } => (json!({"selector": s.as_ref().map(labels)}), Json::Null),
+        Spec::Service {
+            selector: s,
+            external,
+        } if external.is_empty() => (json!({"selector": s.as_ref().map(labels)}), Json::Null),
+        Spec::Service {
+            selector: s,
+            external,
+        } => (
+            json!({"selector": s.as_ref().map(labels), "type": "LoadBalancer"}),
+            json!({"loadBalancer": {"ingress": external.iter().map(|a| ingress(a)).collect::<Vec<_>>()}}),
+        ),
         Spec::PodDisruptionBudget {
             selector: s,
             min_available,

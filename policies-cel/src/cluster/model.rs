@@ -496,6 +496,7 @@ impl ClusterView for ClusterModel {
             .filter(|o| match &o.spec {
                 Spec::Service {
                     selector: Some(labels),
+                    ..
                 } => {
                     !labels.is_empty()
                         && labels

@@ -341,6 +341,9 @@ pub enum Spec {
     },
     Service {
         selector: Option<Labels>,
+        /// A `type: LoadBalancer` Service's external addresses (`status.loadBalancer.ingress`,
+        /// IPs and hostnames): what clients and DNS records point at. Empty otherwise.
+        external: Box<[Text]>,
     },
     PodDisruptionBudget {
         selector: Selector,

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cluster::object::{IntOrPercent, Phase, Spec};
 use crate::cluster::{ClusterView, Object, ObjectKey};
+use crate::impact::balancers;
 use crate::impact::effects::Effects;
 use crate::impact::report::{
     Deletion, Impact, PdbEffect, PodStop, QuorumEffect, ServiceEffect, Summary, Target, WorkloadEffect,
@@ -332,6 +333,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     impact.stale_owners = effects.stale_owners;
     impact.unconfirmed_deletions = effects.unconfirmed;
     impact.lost_service_accounts = effects.lost_service_accounts;
+    impact.released_addresses = balancers::deleted(view, &effects.deleted);
+    impact.released_addresses.append(&mut effects.released_addresses);
     impact.broken_references = effects.broken_references;
     impact.summary = Summary {
         deleted: impact.deleted.len(),
@@ -408,6 +411,7 @@ pub(crate) fn service_endpoints(
     }
     let Spec::Service {
         selector: Some(labels),
+        ..
     } = &service.spec
     else {
         return (0, 0);

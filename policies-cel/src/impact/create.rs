@@ -60,7 +60,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
             replicas, selector, ..
         } => stateful_set(view, &created, *replicas, selector, effects),
         Spec::Deployment { selector, .. } => deployment(view, &created, selector, effects),
-        Spec::Service { selector } => service(view, &created, selector.as_ref(), effects),
+        Spec::Service { selector, .. } => service(view, &created, selector.as_ref(), effects),
         _ => effects.note(format!(
             "{} is not a workload or Service: no effect is counted",
             created.key

@@ -57,6 +57,7 @@ impact_fields! {
     "staleOwners" => stale_owners,
     "unconfirmedDeletions" => unconfirmed_deletions,
     "lostServiceAccounts" => lost_service_accounts,
+    "releasedAddresses" => released_addresses,
     "notes" => notes,
     "modelled" => modelled,
 }

@@ -20,6 +20,7 @@ fn service_selects(service: &Object, labels: &Labels) -> bool {
     match &service.spec {
         Spec::Service {
             selector: Some(selector),
+            ..
         } if !selector.is_empty() => selector
             .iter()
             .all(|(k, v)| labels.iter().any(|(key, value)| key == k && value == v)),

@@ -4,6 +4,7 @@
 //! means for Services, PodDisruptionBudgets, workloads and quorums; [`report`] is the contract.
 //! Cost grows with what the request affects, never with the cluster's size.
 
+mod balancers;
 mod budgets;
 mod config;
 mod consequences;

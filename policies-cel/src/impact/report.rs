@@ -135,6 +135,18 @@ pub struct LostServiceAccount {
     pub token: bool,
 }
 
+/// A load balancer torn down with its external addresses: its Service is deleted, or no longer of
+/// type LoadBalancer. A new one gets other addresses unless they were reserved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleasedAddress {
+    pub namespace: String,
+    pub service: String,
+    /// The load balancer's IPs and hostnames (`status.loadBalancer.ingress`).
+    pub addresses: Vec<String>,
+    pub reason: String,
+}
+
 /// Ready pods of a workload now, once the change settles, and at its worst moment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -221,6 +233,8 @@ pub struct Impact {
     pub unconfirmed_deletions: Vec<UnconfirmedDeletion>,
     /// Running pods whose ServiceAccount the request deletes.
     pub lost_service_accounts: Vec<LostServiceAccount>,
+    /// Load balancers torn down with their external addresses.
+    pub released_addresses: Vec<ReleasedAddress>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

@@ -4,6 +4,9 @@
 //! itself ([`Effects::service_overrides`]); a Service left with none counts in
 //! `servicesWithoutEndpoints`.
 //!
+//! A Service that no longer asks for a load balancer (its type changed) has it torn down, with
+//! its external addresses ([`balancers`]).
+//!
 //! A changed port keeps the endpoints (noted). A Service without a selector has hand-made
 //! endpoints that selector edits cannot touch; removing a selector freezes the endpoints the
 //! controller made (they are kept, no longer updated).
@@ -14,6 +17,7 @@ use serde_json::Value as Json;
 
 use crate::cluster::object::{Labels, Selector, Text};
 use crate::cluster::{ClusterView, Object, Spec};
+use crate::impact::balancers;
 use crate::impact::consequences::{healthy, service_endpoints};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
@@ -34,6 +38,11 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         return;
     };
     note_ports(subject, effects);
+    let new_type = subject
+        .object()
+        .and_then(|o| field(o, &["spec", "type"]))
+        .and_then(Json::as_str);
+    balancers::retyped(&old, new_type, effects);
     match (selector_of(&old), selector_of(&new)) {
         (before, after) if same_labels(before, after) => {}
         (Some(_), None) => effects.note(format!(
@@ -50,6 +59,7 @@ fn selector_of(service: &Object) -> Option<&Labels> {
     match &service.spec {
         Spec::Service {
             selector: Some(labels),
+            ..
         } if !labels.is_empty() => Some(labels),
         _ => None,
     }

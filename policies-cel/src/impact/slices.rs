@@ -38,7 +38,10 @@ pub(crate) fn endpoints_deleted(view: &dyn ClusterView, subject: &Subject, effec
     let Some(service) = view.get(&ObjectKey::new("", "Service", namespace, name)) else {
         return;
     };
-    if let Spec::Service { selector: Some(_) } = &service.spec {
+    if let Spec::Service {
+        selector: Some(_), ..
+    } = &service.spec
+    {
         effects.note(format!(
             "Service {namespace}/{name} has a selector: the endpoints controller recreates its Endpoints, and its EndpointSlices are not touched"
         ));
@@ -90,7 +93,7 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
     let kept: Vec<&Object> = all.iter().copied().filter(|s| s.key != subject.key).collect();
     let (before, after) = (ready_in(&all), ready_in(&kept));
     effects.note(match &service.spec {
-        Spec::Service { selector: Some(_) } => format!(
+        Spec::Service { selector: Some(_), .. } => format!(
             "Service {namespace}/{service_name} has a selector: the EndpointSlice controller rebuilds its endpoints in {} from the ready pods, after the deletion",
             subject.key
         ),

@@ -261,6 +261,7 @@ fn noted(impact: &Impact, needle: &str) {
 fn shop() -> ClusterModel {
     let stable = Spec::Service {
         selector: Some(labels(&[("app", "web"), ("track", "stable")])),
+        external: Box::default(),
     };
     let mut objects = vec![object("Service", "shop", "web", stable)];
     for i in 0..3 {
@@ -332,7 +333,10 @@ fn a_service_without_selector_keeps_its_hand_made_endpoints() {
         "Service",
         "shop",
         "legacy-db",
-        Spec::Service { selector: None },
+        Spec::Service {
+            selector: None,
+            external: Box::default(),
+        },
     ));
     let old = service_json("shop", "legacy-db", Json::Null, 5432);
     let mut new = old.clone();
@@ -1068,6 +1072,7 @@ fn solo() -> ClusterModel {
         "solo",
         Spec::Service {
             selector: Some(labels(&[("app", "solo")])),
+            external: Box::default(),
         },
     );
     let pod = with_labels(pod("shop", "solo", "node-b", true), &[("app", "solo")]);

@@ -176,6 +176,7 @@ fn service(model: &mut ClusterModel, name: &str, app: &str) {
         name,
         Spec::Service {
             selector: Some(labels(&[("app", app)])),
+            external: Box::default(),
         },
     ));
 }

@@ -16,6 +16,7 @@ mod fuzz_differential;
 mod fuzz_regressions;
 mod gatekeeper_corpus;
 mod history;
+mod impact_balancers;
 mod impact_cluster_changes;
 mod impact_delete;
 mod impact_identities;

@@ -564,7 +564,10 @@ fn mixed_directory_with_multi_document_yaml_typed_lists_and_json() {
     assert!(model.volume_of_claim("cache", "data-redis-0").is_none());
     assert_eq!(
         get(&model, "", "Service", "cache", "legacy-db").spec,
-        Spec::Service { selector: None }
+        Spec::Service {
+            selector: None,
+            external: Box::default()
+        }
     );
     assert_eq!(
         model.endpoint_slices("cache", "legacy-db")[0].spec,

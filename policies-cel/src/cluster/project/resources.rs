@@ -10,13 +10,32 @@ use super::fields::{Fields, Result};
 /// The label naming an EndpointSlice's Service.
 const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
-/// A Service; without a selector (absent or empty) its endpoints are managed by hand.
+/// A Service; without a selector (absent or empty) its endpoints are managed by hand. A
+/// `type: LoadBalancer` one keeps the addresses its load balancer was given.
 pub(super) fn service(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
-    root.nested("spec", |spec| {
-        let labels = spec.labels("selector", model)?;
-        Ok(Spec::Service {
-            selector: (!labels.is_empty()).then_some(labels),
-        })
+    let (labels, balanced) = root.nested("spec", |spec| {
+        Ok((
+            spec.labels("selector", model)?,
+            spec.str("type")? == Some("LoadBalancer"),
+        ))
+    })?;
+    let mut external = Vec::new();
+    if balanced {
+        root.nested("status", |status| {
+            status.nested("loadBalancer", |balancer| {
+                balancer.each("ingress", |ingress| {
+                    // Addresses are one Service's own: not interned.
+                    if let Some(address) = ingress.non_empty("ip")?.or(ingress.non_empty("hostname")?) {
+                        external.push(Text::from(address));
+                    }
+                    Ok(())
+                })
+            })
+        })?;
+    }
+    Ok(Spec::Service {
+        selector: (!labels.is_empty()).then_some(labels),
+        external: external.into_boxed_slice(),
     })
 }
 
@@ -217,6 +236,31 @@ mod tests {
     }
 
     #[test]
+    fn load_balancers_keep_their_addresses() {
+        let service = |kind: &str, ingress: Value| {
+            spec_of(
+                json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "edge"},
+                "spec": {"type": kind, "selector": {"app": "edge"}},
+                "status": {"loadBalancer": {"ingress": ingress}}}),
+            )
+        };
+        let external = |spec: Spec| match spec {
+            Spec::Service { external, .. } => external,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            external(service(
+                "LoadBalancer",
+                json!([{"ip": "203.0.113.10", "ipMode": "VIP"}, {"hostname": "edge.elb.example"}, {}])
+            )),
+            texts(&["203.0.113.10", "edge.elb.example"])
+        );
+        // Not yet provisioned, or not a load balancer (a stale status is not an address).
+        assert!(external(service("LoadBalancer", json!([]))).is_empty());
+        assert!(external(service("ClusterIP", json!([{"ip": "203.0.113.10"}]))).is_empty());
+    }
+
+    #[test]
     fn services_with_and_without_selectors() {
         let spec = spec_of(
             json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}}),
@@ -224,13 +268,20 @@ mod tests {
         assert_eq!(
             spec,
             Spec::Service {
-                selector: Some(vec![("app".into(), "web".into())].into())
+                selector: Some(vec![("app".into(), "web".into())].into()),
+                external: Box::default(),
             }
         );
         let spec = spec_of(
             json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db"}, "spec": {"ports": []}}),
         );
-        assert_eq!(spec, Spec::Service { selector: None });
+        assert_eq!(
+            spec,
+            Spec::Service {
+                selector: None,
+                external: Box::default()
+            }
+        );
     }
 
     #[test]

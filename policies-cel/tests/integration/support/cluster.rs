@@ -165,6 +165,7 @@ pub fn service(namespace: &str, name: &str, app: &str) -> Object {
         name,
         Spec::Service {
             selector: Some(labels(&[("app", app)])),
+            external: Box::default(),
         },
     )
 }

@@ -46,10 +46,13 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
             service_account: key.name.to_string(),
             token: *token,
         }));
+    let holding = match (users.len(), tokens) {
+        (1, 1) => "1 running pod, which holds its token".to_owned(),
+        (1, _) => "1 running pod, which holds no token of it".to_owned(),
+        (n, k) => format!("{n} running pods, {k} of which hold its token"),
+    };
     effects.note(format!(
-        "ServiceAccount {}/{} is the identity of {} running pods: {tokens} hold its token, which kube-apiserver rejects once it is deleted (a new one of that name has another uid), and none can be replaced until it exists again",
-        key.namespace,
-        key.name,
-        users.len()
+        "ServiceAccount {}/{} is the identity of {holding}: kube-apiserver rejects a token of it once it is deleted (a new one of that name has another uid), and none of the pods can be replaced until it exists again",
+        key.namespace, key.name
     ));
 }

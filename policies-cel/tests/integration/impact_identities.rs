@@ -63,7 +63,10 @@ fn deleting_a_service_account_lists_the_running_pods_that_run_as_it() {
     // Nothing the contract's summary counts is deleted or stopped.
     assert_eq!((impact.summary.deleted, impact.summary.pods_disrupted), (0, 0));
     assert!(
-        impact.notes.iter().any(|n| n.contains("1 hold its token")),
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("2 running pods, 1 of which hold its token")),
         "{:?}",
         impact.notes
     );
@@ -71,6 +74,14 @@ fn deleting_a_service_account_lists_the_running_pods_that_run_as_it() {
     // A pod that names no ServiceAccount runs as `default`.
     let impact = estimate(&delete_account("default"), &cluster);
     assert_eq!(lost(&impact), vec![("batch-1", "default", true)]);
+    assert!(
+        impact
+            .notes
+            .iter()
+            .any(|n| n.contains("1 running pod, which holds its token")),
+        "{:?}",
+        impact.notes
+    );
 }
 
 #[test]

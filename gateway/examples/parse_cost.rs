@@ -3,7 +3,8 @@
 //! evaluate and serialize the answer.
 //!
 //! `cargo run --release -p suture-gateway --example parse_cost -- REVIEW.json [SNAPSHOT...]`
-//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default; `ONLY=<label>` runs one step).
+//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default; `ONLY=<label>` runs one step;
+//! `COLD=<MiB>` evicts the caches before each repetition and reports medians).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -35,8 +36,28 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(20_000);
     // `ONLY=<label>` times one step (for a profiler).
     let only = std::env::var("ONLY").ok();
-    let time = |label: &str, f: &mut dyn FnMut()| {
+    // `COLD=<MiB>`: before each step, write through that much memory (more than the caches hold),
+    // as the rest of a busy machine does between two admission requests, and report the median
+    // of the steps timed one by one.
+    let cold: usize = std::env::var("COLD").ok().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let mut scrub = vec![0u8; cold << 20];
+    let mut time = |label: &str, f: &mut dyn FnMut()| {
         if only.as_deref().is_some_and(|only| only != label) {
+            return;
+        }
+        if cold > 0 {
+            let mut took = Vec::with_capacity(rounds as usize);
+            for round in 0..rounds {
+                for line in scrub.chunks_mut(64) {
+                    line[0] = line[0].wrapping_add(round as u8);
+                }
+                std::hint::black_box(&scrub);
+                let started = Instant::now();
+                f();
+                took.push(started.elapsed());
+            }
+            took.sort();
+            println!("{label:>24}: {:?} median, cold", took[took.len() / 2]);
             return;
         }
         let started = Instant::now();

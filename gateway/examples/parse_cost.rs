@@ -39,7 +39,10 @@ fn main() -> anyhow::Result<()> {
     // `COLD=<MiB>`: before each step, write through that much memory (more than the caches hold),
     // as the rest of a busy machine does between two admission requests, and report the median
     // of the steps timed one by one.
-    let cold: usize = std::env::var("COLD").ok().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let cold: usize = std::env::var("COLD")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
     let mut scrub = vec![0u8; cold << 20];
     let mut time = |label: &str, f: &mut dyn FnMut()| {
         if only.as_deref().is_some_and(|only| only != label) {

@@ -54,7 +54,7 @@ pub fn to_json(object: &Object) -> Json {
     let mut document = json!({"apiVersion": &*object.api_version, "kind": &*key.kind, "metadata": metadata});
     let (spec, status) = match &object.spec {
         Spec::Pod(pod) => (
-            json!({"nodeName": pod.node.as_deref(), "serviceAccountName": &*pod.service_account}),
+            json!({"nodeName": pod.node.as_deref(), "serviceAccountName": pod.runs_as()}),
             json!({"phase": pod.phase.as_str(), "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
         ),
         Spec::Deployment {

@@ -210,12 +210,15 @@ pub struct PodSpec {
     pub api_token: bool,
 }
 
+/// The ServiceAccount of a pod that names none.
+pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";
+
 impl PodSpec {
     /// The ServiceAccount the pod runs as: `default` when none is named (as the API server's
     /// ServiceAccount admission sets it).
     pub fn runs_as(&self) -> &str {
         if self.service_account.is_empty() {
-            "default"
+            DEFAULT_SERVICE_ACCOUNT
         } else {
             &self.service_account
         }

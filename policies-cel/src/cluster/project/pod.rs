@@ -4,13 +4,12 @@
 //! taints they tolerate.
 
 use crate::cluster::ClusterModel;
-use crate::cluster::object::{ConfigUse, ConfigUses, Phase, PodSpec, Text, Toleration};
+use crate::cluster::object::{
+    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodSpec, Text, Toleration,
+};
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
-
-/// The ServiceAccount of a pod that names none.
-pub(crate) const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 
 /// The container lists whose environment can read ConfigMaps and Secrets.
 const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use anyhow::Context as _;
 use kube::core::ApiResource;
+use policies_cel::cluster::ClusterModel;
 use policies_cel::cluster::api::kinds::{self, instance_resource};
-use policies_cel::cluster::{ClusterModel, project};
 use serde_json::Value;
 
 pub use args::KubeArgs;
@@ -247,20 +247,14 @@ impl ModelSink {
     /// Projects `object` into the model; an object that cannot be projected is skipped (see
     /// [`ModelSink::finish`]).
     pub fn add(&mut self, object: Value) {
-        match project(&object, &mut self.model) {
-            Ok(projected) => {
-                self.model.insert(projected);
-                self.model.set_pod_template(&object);
-            }
-            Err(error) => {
-                let name = format!(
-                    "{} {}/{}",
-                    object["kind"].as_str().unwrap_or("object"),
-                    object["metadata"]["namespace"].as_str().unwrap_or(""),
-                    object["metadata"]["name"].as_str().unwrap_or("?")
-                );
-                self.skipped.insert(name, error.to_string());
-            }
+        if let Err(error) = self.model.insert_json(&object) {
+            let name = format!(
+                "{} {}/{}",
+                object["kind"].as_str().unwrap_or("object"),
+                object["metadata"]["namespace"].as_str().unwrap_or(""),
+                object["metadata"]["name"].as_str().unwrap_or("?")
+            );
+            self.skipped.insert(name, error.to_string());
         }
     }
 

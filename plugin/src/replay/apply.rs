@@ -6,7 +6,7 @@
 //! nothing.
 
 use policies_cel::cluster::json::to_json;
-use policies_cel::cluster::{ClusterModel, ObjectKey, Spec, project};
+use policies_cel::cluster::{ClusterModel, ObjectKey, Spec};
 use policies_cel::{ClusterView, Request};
 use serde_json::Value as Json;
 
@@ -78,10 +78,7 @@ fn leave_endpoints(model: &mut ClusterModel, namespace: &str, name: &str) {
 
 /// Inserts `object`, replacing the model's copy (an object that cannot be projected is left out).
 fn upsert(model: &mut ClusterModel, object: &Json) {
-    if let Ok(projected) = project(object, model) {
-        model.insert(projected);
-        model.set_pod_template(object);
-    }
+    let _ = model.insert_json(object);
 }
 
 /// A `scale` update: the workload's `spec.replicas` becomes the Scale's.
@@ -106,14 +103,10 @@ fn scale(model: &mut ClusterModel, request: &Request, namespace: &str, name: &st
     let Some(mut stored) = model.get(&key).map(to_json) else {
         return;
     };
-    // The slim object carries no template: its fingerprint is kept across the replacement.
-    let template = model.pod_template(&key);
+    // The slim object carries no template: `insert_json` keeps the recorded fingerprint.
     if let Some(spec) = stored.get_mut("spec").and_then(Json::as_object_mut) {
         spec.insert("replicas".into(), replicas);
         upsert(model, &stored);
-        if let Some(template) = template {
-            model.set_pod_template_fingerprint(&key, template);
-        }
     }
 }
 
@@ -122,6 +115,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use policies_cel::cluster::Spec;
+    use policies_cel::cluster::project;
     use serde_json::json;
 
     use super::*;

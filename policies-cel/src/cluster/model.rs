@@ -213,6 +213,26 @@ impl ClusterModel {
         }
     }
 
+    /// Projects `object` (a Kubernetes object as JSON) and inserts it, replacing any object with
+    /// the same key, with the fingerprint of its pod template ([`ClusterModel::set_pod_template`]).
+    /// A workload given without a template — the model's own slim JSON, re-inserted with a
+    /// change such as a scale — keeps the fingerprint recorded for the object it replaces.
+    pub fn insert_json(&mut self, object: &serde_json::Value) -> Result<(), super::project::ProjectError> {
+        let projected = super::project::project(object, self)?;
+        let kept = match super::template::of_workload(object) {
+            Some(_) => None,
+            None => self
+                .pod_template(&projected.key)
+                .map(|t| (projected.key.clone(), t)),
+        };
+        self.insert(projected);
+        match kept {
+            Some((key, template)) => self.set_pod_template_fingerprint(&key, template),
+            None => self.set_pod_template(object),
+        }
+        Ok(())
+    }
+
     /// Records the fingerprint of the pod template of `object` (a Deployment, StatefulSet or
     /// DaemonSet as JSON, already inserted; see [`template`](super::template)). The model's
     /// objects keep no templates: this lets a what-if built from a manifest tell whether its
@@ -540,6 +560,29 @@ mod tests {
             "metadata": {"name": name, "namespace": "shop", "uid": uid, "labels": {"app": "web"}},
             "spec": {"nodeName": "node-a"}});
         project(&value, model).unwrap()
+    }
+
+    #[test]
+    fn inserting_json_records_the_template_and_a_slim_copy_keeps_it() {
+        let mut model = ClusterModel::new();
+        let deployment = |image: &str| {
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": image}]}}}})
+        };
+        let key = ObjectKey::new("apps", "Deployment", "shop", "web");
+        model.insert_json(&deployment("web:1")).unwrap();
+        let first = model.pod_template(&key).unwrap();
+        // The model's own slim JSON, scaled: no template in it, the recorded one stays.
+        let mut slim = crate::cluster::json::to_json(model.get(&key).unwrap());
+        slim["spec"]["replicas"] = json!(3);
+        model.insert_json(&slim).unwrap();
+        assert_eq!(model.pod_template(&key), Some(first));
+        // A new template replaces it; an object that cannot be projected changes nothing.
+        model.insert_json(&deployment("web:2")).unwrap();
+        assert_ne!(model.pod_template(&key), Some(first));
+        assert!(model.insert_json(&json!({"kind": "Pod"})).is_err());
+        assert_eq!(model.len(), 1);
     }
 
     #[test]

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::cluster::project::project;
 use crate::cluster::{ClusterModel, ProjectError};
 use crate::policy::SourceRef;
 use crate::policy::marked::{self, Pos};
@@ -200,12 +199,8 @@ impl SnapshotLoader {
         {
             return self.invalid(&value, path, &lines, problem);
         }
-        match project(&value, &mut self.model) {
-            Ok(object) => {
-                self.model.insert(object);
-                self.model.set_pod_template(&value);
-                self.objects += 1;
-            }
+        match self.model.insert_json(&value) {
+            Ok(()) => self.objects += 1,
             Err(problem) => self.invalid(&value, path, &lines, problem),
         }
     }

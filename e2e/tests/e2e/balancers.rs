@@ -22,8 +22,10 @@ pub const TESTS: [Test; 1] = [Test {
 
 const NS: &str = "e2e-balancer";
 const ADDRESS: &str = "203.0.113.10";
+const SPARE: &str = "203.0.113.11";
 
-/// A Deployment behind a `type: LoadBalancer` Service.
+/// A Deployment behind a `type: LoadBalancer` Service, and a spare load balancer with no pods
+/// behind it (its deletion harms nothing but its address).
 fn scene() -> String {
     format!(
         r#"{}---
@@ -33,6 +35,14 @@ metadata: {{name: edge, namespace: {NS}}}
 spec:
   type: LoadBalancer
   selector: {{app: edge}}
+  ports: [{{port: 443}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: edge-spare, namespace: {NS}}}
+spec:
+  type: LoadBalancer
+  selector: {{app: edge-spare}}
   ports: [{{port: 443}}]
 ---
 apiVersion: apps/v1
@@ -81,6 +91,10 @@ fn tearing_down_a_load_balancer_is_refused(cluster: &mut Cluster) -> TestFuture<
         admin
             .patch_status("edge", &PatchParams::default(), &Patch::Merge(&status))
             .await?;
+        let spare = serde_json::json!({"status": {"loadBalancer": {"ingress": [{"ip": SPARE}]}}});
+        admin
+            .patch_status("edge-spare", &PatchParams::default(), &Patch::Merge(&spare))
+            .await?;
 
         // The operator's change to ClusterIP is refused once the gateway's model has the address.
         let services: Api<Service> = Api::namespaced(op.client.clone(), NS);
@@ -128,6 +142,18 @@ fn tearing_down_a_load_balancer_is_refused(cluster: &mut Cluster) -> TestFuture<
             "refused otherwise: {message}"
         );
         println!("  operator's deletion of the load balancer refused: {message}");
+        // The spare one has no endpoints to lose: only its address refuses its deletion.
+        let message = scene::refusal(
+            "the deletion of Service edge-spare",
+            services.delete("edge-spare", &DeleteParams::default()).await,
+        )?;
+        anyhow::ensure!(
+            message.contains(&format!(
+                "tears down the load balancer of Service {NS}/edge-spare ({SPARE})"
+            )),
+            "refused otherwise: {message}"
+        );
+        println!("  operator's deletion of the spare load balancer refused: {message}");
         let service = admin.get("edge").await?;
         anyhow::ensure!(
             type_of(&service) == "LoadBalancer" && addresses_of(&service) == [ADDRESS],

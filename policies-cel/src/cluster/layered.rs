@@ -167,8 +167,7 @@ mod tests {
             "metadata": {"name": "web", "namespace": "shop"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
                 "template": {"spec": {"containers": [{"name": "c", "image": "i:1"}]}}}});
-        insert(&mut base, deployment.clone());
-        base.set_pod_template(&deployment);
+        base.insert_json(&deployment).unwrap();
         let view = Layered::new(&base, ClusterModel::new());
         let key = ObjectKey::new("apps", "Deployment", "shop", "web");
         assert!(view.pod_template(&key).is_some());

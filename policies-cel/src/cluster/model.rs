@@ -63,7 +63,7 @@ pub struct ClusterModel {
     /// [`ClusterModel::share_config_uses`].
     config_uses: HashSet<ConfigUses>,
     /// The pod template fingerprints of workloads, where the loader recorded them
-    /// ([`ClusterModel::set_pod_template`]).
+    /// ([`ClusterModel::insert_json`]).
     pod_templates: HashMap<ObjectId, u64, RandomState>,
 }
 
@@ -214,42 +214,26 @@ impl ClusterModel {
     }
 
     /// Projects `object` (a Kubernetes object as JSON) and inserts it, replacing any object with
-    /// the same key, with the fingerprint of its pod template ([`ClusterModel::set_pod_template`]).
+    /// the same key, with the fingerprint of its pod template (see [`template`](super::template):
+    /// the model's objects keep no templates, this lets a what-if built from a manifest tell
+    /// whether its template changes; it is dropped with the object, or when the object is
+    /// replaced).
     /// A workload given without a template — the model's own slim JSON, re-inserted with a
     /// change such as a scale — keeps the fingerprint recorded for the object it replaces.
     pub fn insert_json(&mut self, object: &serde_json::Value) -> Result<(), super::project::ProjectError> {
         let projected = super::project::project(object, self)?;
-        let kept = match super::template::of_workload(object) {
-            Some(_) => None,
-            None => self
-                .pod_template(&projected.key)
-                .map(|t| (projected.key.clone(), t)),
-        };
+        let key = projected.key.clone();
+        // Fingerprinted once; the recorded one is looked up only for a workload without a template.
+        let template = super::template::of_workload(object).or_else(|| {
+            super::template::rolls_on_template_change(&key.group, &key.kind)
+                .then(|| self.pod_template(&key))
+                .flatten()
+        });
         self.insert(projected);
-        match kept {
-            Some((key, template)) => self.set_pod_template_fingerprint(&key, template),
-            None => self.set_pod_template(object),
+        if let Some(template) = template {
+            self.set_pod_template_fingerprint(&key, template);
         }
         Ok(())
-    }
-
-    /// Records the fingerprint of the pod template of `object` (a Deployment, StatefulSet or
-    /// DaemonSet as JSON, already inserted; see [`template`](super::template)). The model's
-    /// objects keep no templates: this lets a what-if built from a manifest tell whether its
-    /// template changes. It is dropped with the object, or when the object is replaced.
-    pub fn set_pod_template(&mut self, object: &serde_json::Value) {
-        let Some(fingerprint) = super::template::of_workload(object) else {
-            return;
-        };
-        let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
-        let api_version = text(&object["apiVersion"]);
-        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-        let (kind, namespace, name) = (
-            text(&object["kind"]),
-            text(&object["metadata"]["namespace"]),
-            text(&object["metadata"]["name"]),
-        );
-        self.set_pod_template_fingerprint(&ObjectKey::new(group, &kind, &namespace, &name), fingerprint);
     }
 
     /// Records `fingerprint` as the pod template of the object with `key` (one kept across a

@@ -4,7 +4,7 @@
 //! fingerprint when applying the one would not change the other — and therefore start no rollout.
 //!
 //! The model keeps the fingerprint of each Deployment, StatefulSet and DaemonSet it loads
-//! ([`ClusterModel::set_pod_template`](super::ClusterModel::set_pod_template)): the slim model
+//! ([`ClusterModel::insert_json`](super::ClusterModel::insert_json)): the slim model
 //! keeps no templates, and a what-if UPDATE built from a manifest has only the new object. The
 //! defaults are those of `k8s.io/kubernetes/pkg/apis/core/v1/defaults.go` that reach a pod
 //! template (`SetDefaults_PodSpec`, `_Container`, `_Probe`, `_HTTPGetAction`, the volume sources,

@@ -93,3 +93,28 @@ fn a_service_account_no_running_pod_uses_loses_nothing() {
     assert!(impact.lost_service_accounts.is_empty());
     assert!(impact.notes.is_empty(), "{:?}", impact.notes);
 }
+
+#[test]
+fn a_stored_service_account_in_the_request_is_not_taken_for_a_lagging_model() {
+    // kube-apiserver sends the stored ServiceAccount (with its uid) as oldObject; the model never
+    // holds ServiceAccounts, so its absence is no sign of a watch lagging behind.
+    let cluster = model(vec![runs_as("web-1", "web", true)]);
+    let request = review(
+        "DELETE",
+        ("", "v1", "serviceaccounts"),
+        "ServiceAccount",
+        "shop",
+        "web",
+        serde_json::json!({"object": null, "oldObject": {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "web", "namespace": "shop", "uid": "sa-1"}}}),
+    );
+    let impact = estimate(&request, &cluster);
+    assert_eq!(lost(&impact), vec![("web-1", "web", true)]);
+    assert!(
+        !impact
+            .notes
+            .iter()
+            .any(|n| n.contains("not in the cluster model yet")),
+        "{:?}",
+        impact.notes
+    );
+}

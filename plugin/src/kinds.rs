@@ -119,6 +119,7 @@ pub const KNOWN: &[KindInfo] = &[
         "priorityclasses",
         false,
     ),
+    k("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", false),
     k(
         "apiextensions.k8s.io",
         "v1",

@@ -36,6 +36,7 @@ const SHORT_NAMES: &[(&str, &str)] = &[
     ("cj", "cronjobs"),
     ("ing", "ingresses"),
     ("pdb", "poddisruptionbudgets"),
+    ("pc", "priorityclasses"),
     ("crd", "customresourcedefinitions"),
     ("crds", "customresourcedefinitions"),
 ];

@@ -5,6 +5,7 @@
 mod admission;
 mod bad_input;
 mod balancers;
+mod classes;
 mod control_plane;
 mod exhausting;
 mod faults;
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
     tests.extend(partition::TESTS);
     tests.extend(identities::TESTS);
     tests.extend(balancers::TESTS);
+    tests.extend(classes::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);

@@ -222,6 +222,24 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .collect(),
     );
     add(
+        format!("pods left naming a deleted class ({})", impact.lost_classes.len()),
+        impact
+            .lost_classes
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}/{} names {} {} (controller: {}){}",
+                    l.namespace,
+                    l.pod,
+                    l.kind,
+                    l.class,
+                    l.controller,
+                    flag(true, "cannot be replaced")
+                )
+            })
+            .collect(),
+    );
+    add(
         "notes".into(),
         impact.notes.iter().map(|n| style.dim(n)).collect(),
     );

@@ -6,7 +6,7 @@ use std::hash::{Hash, RandomState};
 use hashbrown::{Equivalent, HashMap};
 
 use crate::cluster::model::ObjectId;
-use crate::cluster::object::Text;
+use crate::cluster::object::{ClassKind, Text};
 
 /// The objects an index key leads to, sorted by id (which is insertion order for a model built
 /// once; a replaced object reuses its slot and keeps its place). Sorted, a removal is a binary
@@ -121,6 +121,16 @@ pub(crate) struct Flagged<'a>(pub bool, pub &'a str, pub &'a str);
 impl Equivalent<(bool, Text, Text)> for Flagged<'_> {
     fn equivalent(&self, key: &(bool, Text, Text)) -> bool {
         self.0 == key.0 && self.1 == &*key.1 && self.2 == &*key.2
+    }
+}
+
+/// A (class kind, class name) key, borrowed.
+#[derive(Hash)]
+pub(crate) struct Classed<'a>(pub ClassKind, pub &'a str);
+
+impl Equivalent<(ClassKind, Text)> for Classed<'_> {
+    fn equivalent(&self, key: &(ClassKind, Text)) -> bool {
+        self.0 == key.0 && self.1 == &*key.1
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::cluster::object::{IntOrPercent, Labels, Object, Selector, Spec};
+use crate::cluster::object::{ClassKind, IntOrPercent, Labels, Object, Selector, Spec};
 
 fn labels(labels: &Labels) -> Json {
     Json::Object(labels.iter().map(|(k, v)| (k.to_string(), json!(&**v))).collect())
@@ -54,7 +54,18 @@ pub fn to_json(object: &Object) -> Json {
     let mut document = json!({"apiVersion": &*object.api_version, "kind": &*key.kind, "metadata": metadata});
     let (spec, status) = match &object.spec {
         Spec::Pod(pod) => (
-            json!({"nodeName": pod.node.as_deref(), "serviceAccountName": pod.runs_as()}),
+            {
+                let mut spec = json!({"nodeName": pod.node.as_deref(), "serviceAccountName": pod.runs_as()});
+                for (field, kind) in [
+                    ("priorityClassName", ClassKind::Priority),
+                    ("runtimeClassName", ClassKind::Runtime),
+                ] {
+                    if let Some(class) = pod.class(kind) {
+                        spec[field] = json!(class);
+                    }
+                }
+                spec
+            },
             json!({"phase": pod.phase.as_str(), "conditions": [{"type": "Ready", "status": if pod.ready { "True" } else { "False" }}]}),
         ),
         Spec::Deployment {

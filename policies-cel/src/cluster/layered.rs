@@ -3,7 +3,7 @@
 //! behind the API server. Each query answers from both layers, so the added objects are found
 //! by every index (uid, owner, namespace, selector) exactly as the model's own are.
 
-use crate::cluster::object::{Object, ObjectKey, Selector};
+use crate::cluster::object::{ClassKind, Object, ObjectKey, Selector};
 use crate::cluster::{ClusterModel, ClusterView};
 
 /// `base` with the objects of `added` on top. The added objects are expected not to be in
@@ -94,6 +94,13 @@ impl ClusterView for Layered<'_> {
         both(
             self.base.pods_reading(kind, namespace, name),
             self.added.pods_reading(kind, namespace, name),
+        )
+    }
+
+    fn pods_of_class(&self, kind: ClassKind, name: &str) -> Vec<&Object> {
+        both(
+            self.base.pods_of_class(kind, name),
+            self.added.pods_of_class(kind, name),
         )
     }
 

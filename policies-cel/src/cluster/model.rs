@@ -11,9 +11,10 @@ use hashbrown::{HashMap, HashTable};
 
 use std::sync::Arc;
 
-use crate::cluster::index::{Flagged, Index, Pair, Posting, Triple, pull, push};
+use crate::cluster::index::{Classed, Flagged, Index, Pair, Posting, Triple, pull, push};
 use crate::cluster::object::{
-    ConfigUse, ConfigUses, Labels, Object, ObjectKey, OwnerRef, Owners, Selector, Spec, Text,
+    ClassKind, ConfigUse, ConfigUses, Labels, Object, ObjectKey, OwnerRef, Owners, PodClasses, Selector,
+    Spec, Text,
 };
 use crate::cluster::view::ClusterView;
 
@@ -47,6 +48,8 @@ pub struct ClusterModel {
     pods_by_claim: Index<(Text, Text)>,
     /// (is a Secret, namespace, name) of a ConfigMap or Secret → pods reading it.
     pods_by_config: Index<(bool, Text, Text)>,
+    /// (kind, name) of a PriorityClass or RuntimeClass → pods naming it.
+    pods_by_class: Index<(ClassKind, Text)>,
     /// (namespace, service) → EndpointSlices.
     slices_by_service: Index<(Text, Text)>,
     /// (namespace, claim name) → the PersistentVolume claimed.
@@ -62,6 +65,9 @@ pub struct ClusterModel {
     /// One copy of each distinct list of a pod's ConfigMap or Secret uses, see
     /// [`ClusterModel::share_config_uses`].
     config_uses: HashSet<ConfigUses>,
+    /// One copy of each distinct set of classes pods name, see
+    /// [`ClusterModel::share_classes`].
+    pod_classes: HashSet<Arc<PodClasses>>,
     /// The pod template fingerprints of workloads, where the loader recorded them
     /// ([`ClusterModel::insert_json`]).
     pod_templates: HashMap<ObjectId, u64, RandomState>,
@@ -82,6 +88,13 @@ fn share_list<T: Hash + Eq>(set: &mut HashSet<Arc<[T]>>, items: Vec<T>) -> Arc<[
 fn unshare_list<T: Hash + Eq>(set: &mut HashSet<Arc<[T]>>, list: &Arc<[T]>) {
     if Arc::strong_count(list) <= 2 && set.get(&list[..]).is_some_and(|s| Arc::ptr_eq(s, list)) {
         set.remove(&list[..]);
+    }
+}
+
+/// Drops `item` from `set` when the set and `item` itself are its only holders.
+fn unshare_one<T: Hash + Eq>(set: &mut HashSet<Arc<T>>, item: &Arc<T>) {
+    if Arc::strong_count(item) <= 2 && set.get(&**item).is_some_and(|s| Arc::ptr_eq(s, item)) {
+        set.remove(&**item);
     }
 }
 
@@ -144,6 +157,20 @@ impl ClusterModel {
     /// one workload); kept like [`ClusterModel::share_labels`]'s lists.
     pub fn share_config_uses(&mut self, uses: Vec<ConfigUse>) -> ConfigUses {
         share_list(&mut self.config_uses, uses)
+    }
+
+    /// One shared copy of the classes a pod names (`None` when it names none); kept like
+    /// [`ClusterModel::share_labels`]'s lists.
+    pub fn share_classes(&mut self, classes: PodClasses) -> Option<Arc<PodClasses>> {
+        if classes == PodClasses::default() {
+            return None;
+        }
+        if let Some(existing) = self.pod_classes.get(&classes) {
+            return Some(existing.clone());
+        }
+        let shared = Arc::new(classes);
+        self.pod_classes.insert(shared.clone());
+        Some(shared)
     }
 
     /// Number of objects.
@@ -274,6 +301,9 @@ impl ClusterModel {
         if let Spec::Pod(pod) = &object.spec {
             unshare_list(&mut self.config_uses, &pod.config_maps);
             unshare_list(&mut self.config_uses, &pod.secrets);
+            if let Some(classes) = &pod.classes {
+                unshare_one(&mut self.pod_classes, classes);
+            }
         }
         Some(object)
     }
@@ -338,6 +368,19 @@ impl ClusterModel {
                         );
                     } else {
                         pull(&mut self.pods_by_config, &Flagged(secret, ns, &config.name), id);
+                    }
+                }
+                if let Some(classes) = &pod.classes {
+                    let named = [
+                        (ClassKind::Priority, &classes.priority),
+                        (ClassKind::Runtime, &classes.runtime),
+                    ];
+                    for (kind, class) in named {
+                        match class {
+                            Some(class) if add => push(&mut self.pods_by_class, (kind, class.clone()), id),
+                            Some(class) => pull(&mut self.pods_by_class, &Classed(kind, class), id),
+                            None => {}
+                        }
                     }
                 }
             }
@@ -487,6 +530,10 @@ impl ClusterView for ClusterModel {
             _ => return Vec::new(),
         };
         self.resolve(self.pods_by_config.get(&Flagged(secret, namespace, name)))
+    }
+
+    fn pods_of_class(&self, kind: ClassKind, name: &str) -> Vec<&Object> {
+        self.resolve(self.pods_by_class.get(&Classed(kind, name)))
     }
 
     fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Object> {

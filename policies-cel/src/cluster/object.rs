@@ -65,6 +65,8 @@ pub fn builtin_group(kind: &str) -> Option<&'static str> {
         "PodDisruptionBudget" => "policy",
         "EndpointSlice" => "discovery.k8s.io",
         "CustomResourceDefinition" => "apiextensions.k8s.io",
+        "PriorityClass" => "scheduling.k8s.io",
+        "RuntimeClass" => "node.k8s.io",
         _ => return None,
     })
 }
@@ -189,6 +191,38 @@ pub struct ConfigUse {
 /// same ones.
 pub type ConfigUses = Arc<[ConfigUse]>;
 
+/// The cluster-scoped classes a pod names (`spec.priorityClassName`, `spec.runtimeClassName`):
+/// kube-apiserver's Priority and RuntimeClass admission refuse a pod naming one that does not
+/// exist. Shared like [`Labels`]: the pods of one workload name the same ones, and most pods
+/// name none (no allocation then).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct PodClasses {
+    /// `spec.priorityClassName` (the Priority admission writes the global default's name into
+    /// a pod that names none, when there is one).
+    pub priority: Option<Text>,
+    /// `spec.runtimeClassName`.
+    pub runtime: Option<Text>,
+}
+
+/// A kind of class a pod can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClassKind {
+    /// `scheduling.k8s.io/v1` PriorityClass.
+    Priority,
+    /// `node.k8s.io/v1` RuntimeClass.
+    Runtime,
+}
+
+impl ClassKind {
+    /// The kind as Kubernetes names it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::Priority => "PriorityClass",
+            Self::Runtime => "RuntimeClass",
+        }
+    }
+}
+
 /// The pod fields the estimate reads.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PodSpec {
@@ -208,6 +242,8 @@ pub struct PodSpec {
     /// The pod holds a token of its ServiceAccount (a projected `serviceAccountToken` source, as
     /// the ServiceAccount admission mounts unless `automountServiceAccountToken` is false).
     pub api_token: bool,
+    /// The classes the pod names (`None` when it names none).
+    pub classes: Option<Arc<PodClasses>>,
 }
 
 /// The ServiceAccount of a pod that names none.
@@ -221,6 +257,15 @@ impl PodSpec {
             DEFAULT_SERVICE_ACCOUNT
         } else {
             &self.service_account
+        }
+    }
+
+    /// The class of `kind` the pod names, if any.
+    pub fn class(&self, kind: ClassKind) -> Option<&str> {
+        let classes = self.classes.as_deref()?;
+        match kind {
+            ClassKind::Priority => classes.priority.as_deref(),
+            ClassKind::Runtime => classes.runtime.as_deref(),
         }
     }
 
@@ -528,10 +573,10 @@ mod layout {
     fn objects_stay_small() {
         assert_eq!(size_of::<ObjectKey>(), 64);
         // The ServiceAccount (an interned name) took PodSpec from 88 to 104 bytes and every
-        // Object from 248 to 256.
-        assert_eq!(size_of::<PodSpec>(), 104);
-        assert!(size_of::<Spec>() <= 104, "{}", size_of::<Spec>());
-        assert!(size_of::<Object>() <= 256, "{}", size_of::<Object>());
+        // Object from 248 to 256; the shared classes (one pointer) to 112 and 264.
+        assert_eq!(size_of::<PodSpec>(), 112);
+        assert!(size_of::<Spec>() <= 112, "{}", size_of::<Spec>());
+        assert!(size_of::<Object>() <= 264, "{}", size_of::<Object>());
         assert_eq!(size_of::<Option<Object>>(), size_of::<Object>());
         assert_eq!(size_of::<Phase>(), 1);
     }

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::cluster::object::{Object, ObjectKey, Selector};
+use crate::cluster::object::{ClassKind, Object, ObjectKey, Selector};
 
 /// A read-only view of the cluster. Every query costs what it returns, not the cluster's size.
 pub trait ClusterView: Send + Sync {
@@ -45,6 +45,9 @@ pub trait ClusterView: Send + Sync {
 
     /// EndpointSlices of a Service.
     fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<&Object>;
+
+    /// Pods naming the class of `kind` called `name` (every namespace).
+    fn pods_of_class(&self, kind: ClassKind, name: &str) -> Vec<&Object>;
 
     /// Services or PodDisruptionBudgets (`kind`) whose selector matches `pod`.
     fn selecting_pod(&self, kind: &str, pod: &Object) -> Vec<&Object>;
@@ -118,6 +121,10 @@ impl ClusterView for EmptyCluster {
     fn pods_reading(&self, _: &str, _: &str, _: &str) -> Vec<&Object> {
         Vec::new()
     }
+    fn pods_of_class(&self, _: ClassKind, _: &str) -> Vec<&Object> {
+        Vec::new()
+    }
+
     fn endpoint_slices(&self, _: &str, _: &str) -> Vec<&Object> {
         Vec::new()
     }

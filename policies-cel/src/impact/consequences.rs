@@ -333,6 +333,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     impact.stale_owners = effects.stale_owners;
     impact.unconfirmed_deletions = effects.unconfirmed;
     impact.lost_service_accounts = effects.lost_service_accounts;
+    impact.lost_classes = effects.lost_classes;
     impact.released_addresses = balancers::deleted(view, &effects.deleted);
     impact.released_addresses.append(&mut effects.released_addresses);
     impact.broken_references = effects.broken_references;

@@ -58,6 +58,7 @@ impact_fields! {
     "unconfirmedDeletions" => unconfirmed_deletions,
     "lostServiceAccounts" => lost_service_accounts,
     "releasedAddresses" => released_addresses,
+    "lostClasses" => lost_classes,
     "notes" => notes,
     "modelled" => modelled,
 }

@@ -6,6 +6,7 @@
 
 mod balancers;
 mod budgets;
+mod classes;
 mod config;
 mod consequences;
 mod create;
@@ -32,6 +33,7 @@ pub use report::{Impact, Summary};
 
 use crate::cel::Value;
 use crate::cluster::ClusterView;
+use crate::cluster::object::ClassKind;
 use crate::eval::Request;
 use effects::Effects;
 use subject::Subject;
@@ -85,6 +87,9 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
         // The model keeps no ServiceAccounts (nothing else depends on them): the pods running
         // as one are what its deletion harms.
         ("DELETE", "", "ServiceAccount") => identities::deleted(view, subject, effects),
+        // Nor PriorityClasses and RuntimeClasses: the pods naming one are what its deletion harms.
+        ("DELETE", "", "PriorityClass") => classes::deleted(view, subject, ClassKind::Priority, effects),
+        ("DELETE", "", "RuntimeClass") => classes::deleted(view, subject, ClassKind::Runtime, effects),
         ("DELETE", "", "Pod") => {
             delete::delete(view, subject, effects);
             unconfirmed::estimate(view, subject, effects);

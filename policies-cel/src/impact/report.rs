@@ -135,6 +135,22 @@ pub struct LostServiceAccount {
     pub token: bool,
 }
 
+/// A running pod whose PriorityClass or RuntimeClass the request deletes: it keeps running, but
+/// its controller cannot create a replacement of it (kube-apiserver's Priority and RuntimeClass
+/// admission refuse a pod naming a class that does not exist) until the class exists again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LostClass {
+    pub namespace: String,
+    pub pod: String,
+    /// `PriorityClass` or `RuntimeClass`.
+    pub kind: String,
+    /// The class's name.
+    pub class: String,
+    /// The controller that would replace the pod (`ReplicaSet shop/web-7d4f`).
+    pub controller: String,
+}
+
 /// A load balancer torn down with its external addresses: its Service is deleted, or no longer of
 /// type LoadBalancer. A new one gets other addresses unless they were reserved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -235,6 +251,8 @@ pub struct Impact {
     pub lost_service_accounts: Vec<LostServiceAccount>,
     /// Load balancers torn down with their external addresses.
     pub released_addresses: Vec<ReleasedAddress>,
+    /// Running pods whose PriorityClass or RuntimeClass the request deletes.
+    pub lost_classes: Vec<LostClass>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

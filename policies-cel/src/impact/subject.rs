@@ -48,9 +48,15 @@ fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
         ("policy", "poddisruptionbudgets") => "PodDisruptionBudget",
         ("discovery.k8s.io", "endpointslices") => "EndpointSlice",
         ("apiextensions.k8s.io", "customresourcedefinitions") => "CustomResourceDefinition",
+        ("scheduling.k8s.io", "priorityclasses") => "PriorityClass",
+        ("node.k8s.io", "runtimeclasses") => "RuntimeClass",
         _ => return None,
     })
 }
+
+/// Cluster-scoped kinds of [`builtin_kind`] the model does not hold (its scopes are the model's
+/// kinds'): a what-if naming a namespace for one still acts on the cluster-wide object.
+const UNMODELLED_CLUSTER_SCOPED: [&str; 2] = ["PriorityClass", "RuntimeClass"];
 
 /// The key of the object a request acts on (the parent for a subresource): the kind comes from
 /// the resource's plural (built-in, or a CRD in the model), and cluster-scoped kinds have no
@@ -74,7 +80,10 @@ pub(crate) fn target_key(request: &Request, view: &dyn ClusterView) -> ObjectKey
             })
     };
     let (kind, namespaced) = match builtin_kind(&resource.group, &resource.resource) {
-        Some(kind) => (Some(kind.to_owned()), !is_cluster_scoped(kind)),
+        Some(kind) => (
+            Some(kind.to_owned()),
+            !is_cluster_scoped(kind) && !UNMODELLED_CLUSTER_SCOPED.contains(&kind),
+        ),
         None => custom().map_or((None, true), |(kind, namespaced)| (Some(kind), namespaced)),
     };
     let kind = kind.unwrap_or_else(|| match admission.sub_resource.as_deref() {

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use k8s_openapi::api::{apps, batch, core, networking, policy, rbac, storage};
+use k8s_openapi::api::{apps, batch, core, networking, node, policy, rbac, scheduling, storage};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
@@ -64,6 +64,8 @@ kinds! {
     "rbac.authorization.k8s.io" "v1" "rolebindings" => "RoleBinding" rbac::v1::RoleBinding,
     "rbac.authorization.k8s.io" "v1" "clusterrolebindings" => "ClusterRoleBinding" rbac::v1::ClusterRoleBinding,
     "storage.k8s.io" "v1" "storageclasses" => "StorageClass" storage::v1::StorageClass,
+    "scheduling.k8s.io" "v1" "priorityclasses" => "PriorityClass" scheduling::v1::PriorityClass,
+    "node.k8s.io" "v1" "runtimeclasses" => "RuntimeClass" node::v1::RuntimeClass,
     "apiextensions.k8s.io" "v1" "customresourcedefinitions" => "CustomResourceDefinition" CustomResourceDefinition,
 }
 

@@ -17,6 +17,7 @@ mod fuzz_regressions;
 mod gatekeeper_corpus;
 mod history;
 mod impact_balancers;
+mod impact_classes;
 mod impact_cluster_changes;
 mod impact_delete;
 mod impact_identities;

@@ -1,11 +1,11 @@
 //! Pods: where they run, whether they are ready, and what they depend on — claims, ConfigMaps
 //! and Secrets (volumes, projected sources, `env` key references and `envFrom`, in every kind
-//! of container), the ServiceAccount they run as and whether they hold its token — and which
-//! taints they tolerate.
+//! of container), the ServiceAccount they run as and whether they hold its token, the
+//! PriorityClass and RuntimeClass they name — and which taints they tolerate.
 
 use crate::cluster::ClusterModel;
 use crate::cluster::object::{
-    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodSpec, Text, Toleration,
+    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodClasses, PodSpec, Text, Toleration,
 };
 
 use super::ProjectError;
@@ -27,6 +27,11 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
                 .unwrap_or(DEFAULT_SERVICE_ACCOUNT),
         };
         let service_account = model.intern(service_account);
+        let classes = PodClasses {
+            priority: spec.non_empty("priorityClassName")?.map(|n| model.intern(n)),
+            runtime: spec.non_empty("runtimeClassName")?.map(|n| model.intern(n)),
+        };
+        let classes = model.share_classes(classes);
         let mut claims = Vec::new();
         let mut api_token = false;
         spec.each("volumes", |volume| {
@@ -46,6 +51,7 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
             tolerations: tolerations.into_boxed_slice(),
             service_account,
             api_token,
+            classes,
             ..PodSpec::default()
         })
     })?;
@@ -230,7 +236,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::cluster::object::Spec;
+    use crate::cluster::object::{ClassKind, Spec};
     use crate::cluster::project::project as project_object;
     use serde_json::json;
 
@@ -290,6 +296,27 @@ mod tests {
         assert_eq!(
             &*pod(json!({"serviceAccount": "old"}), json!(null)).service_account,
             "old"
+        );
+    }
+
+    #[test]
+    fn priority_and_runtime_classes() {
+        let p = pod(
+            json!({"priorityClassName": "db-critical", "runtimeClassName": "gvisor"}),
+            json!(null),
+        );
+        assert_eq!(p.class(ClassKind::Priority), Some("db-critical"));
+        assert_eq!(p.class(ClassKind::Runtime), Some("gvisor"));
+        let p = pod(json!({"priorityClassName": "db-critical"}), json!(null));
+        assert_eq!(
+            (p.class(ClassKind::Priority), p.class(ClassKind::Runtime)),
+            (Some("db-critical"), None)
+        );
+        // Naming none allocates nothing.
+        assert!(
+            pod(json!({"priorityClassName": ""}), json!(null))
+                .classes
+                .is_none()
         );
     }
 

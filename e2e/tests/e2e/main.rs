@@ -7,6 +7,7 @@ mod bad_input;
 mod balancers;
 mod classes;
 mod control_plane;
+mod endpoints;
 mod exhausting;
 mod faults;
 mod identities;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
     tests.extend(identities::TESTS);
     tests.extend(balancers::TESTS);
     tests.extend(classes::TESTS);
+    tests.extend(endpoints::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);

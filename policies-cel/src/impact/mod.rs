@@ -12,6 +12,7 @@ mod consequences;
 mod create;
 mod delete;
 mod effects;
+mod endpoints;
 mod fields;
 mod finalizers;
 mod identities;
@@ -100,6 +101,8 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
             workloads::estimate(view, subject, effects)
         }
         ("UPDATE", "", "Service") => services::estimate(view, subject, effects),
+        ("UPDATE", "", "Endpoints") => endpoints::endpoints_updated(view, subject, effects),
+        ("UPDATE", "", "EndpointSlice") => endpoints::slice_updated(view, subject, effects),
         ("UPDATE", "", "Pod") => labels::estimate(view, subject, effects),
         ("UPDATE", "", "Node") => nodes::estimate(view, subject, effects),
         ("UPDATE", "", "ConfigMap" | "Secret") => config::estimate(view, subject, effects),

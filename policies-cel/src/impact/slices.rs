@@ -19,10 +19,12 @@ use crate::impact::report::ServiceEffect;
 use crate::impact::subject::Subject;
 
 /// The controller that mirrors a selector-less Service's Endpoints into EndpointSlices.
-const MIRRORING_CONTROLLER: &str = "endpointslicemirroring-controller.k8s.io";
+pub(crate) const MIRRORING_CONTROLLER: &str = "endpointslicemirroring-controller.k8s.io";
+/// The label naming the controller that manages an EndpointSlice.
+pub(crate) const MANAGED_BY_LABEL: &str = "endpointslice.kubernetes.io/managed-by";
 
 /// Ready endpoints over `slices`.
-fn ready_in(slices: &[&Object]) -> usize {
+pub(crate) fn ready_in(slices: &[&Object]) -> usize {
     slices
         .iter()
         .map(|s| match &s.spec {
@@ -50,7 +52,7 @@ pub(crate) fn endpoints_deleted(view: &dyn ClusterView, subject: &Subject, effec
     let slices = view.endpoint_slices(namespace, name);
     let (mirrored, kept): (Vec<&Object>, Vec<&Object>) = slices
         .into_iter()
-        .partition(|s| s.label("endpointslice.kubernetes.io/managed-by") == Some(MIRRORING_CONTROLLER));
+        .partition(|s| s.label(MANAGED_BY_LABEL) == Some(MIRRORING_CONTROLLER));
     if mirrored.is_empty() {
         return;
     }

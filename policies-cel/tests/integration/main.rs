@@ -20,6 +20,7 @@ mod impact_balancers;
 mod impact_classes;
 mod impact_cluster_changes;
 mod impact_delete;
+mod impact_endpoints;
 mod impact_identities;
 mod impact_owner_references;
 mod impact_workloads;

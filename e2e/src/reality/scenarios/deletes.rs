@@ -57,7 +57,7 @@ pub fn database(ns: &str, replicas: u32, retention: &str) -> String {
 
 /// A Service `ext` without a selector and the EndpointSlice its owner wrote by hand (an address
 /// outside the cluster), which the EndpointSlice controller leaves alone.
-fn selectorless_service(ns: &str) -> String {
+pub(super) fn selectorless_service(ns: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: ext, namespace: {ns}}}\nspec:\n  ports: [{{name: pg, port: 5432}}]\n---\n\
          apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: ext-1\n  namespace: {ns}\n  labels:\n    \
@@ -69,7 +69,7 @@ fn selectorless_service(ns: &str) -> String {
 
 /// A Service `leader` without a selector and its Endpoints (written by hand, as Patroni writes
 /// its leader's), which the EndpointSlice mirroring controller mirrors into a slice.
-fn mirrored_endpoints(ns: &str) -> String {
+pub(super) fn mirrored_endpoints(ns: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: leader, namespace: {ns}}}\nspec:\n  ports: [{{name: pg, port: 5432}}]\n---\n\
          apiVersion: v1\nkind: Endpoints\nmetadata: {{name: leader, namespace: {ns}}}\n\

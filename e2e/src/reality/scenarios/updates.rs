@@ -1,14 +1,15 @@
 //! Updates of objects other than workloads: Service selectors, pod labels, finalizers removed
 //! from an object being deleted, a PersistentVolume's reclaim policy, and ownerReferences that
-//! name no existing owner (the garbage collector deletes the object).
+//! name no existing owner (the garbage collector deletes the object), and the hand-made
+//! endpoints of a Service without a selector (its Endpoints, mirrored; an EndpointSlice).
 
 use serde_json::json;
 
 use crate::reality::request::{
-    CONFIG_MAP, DEPLOYMENT, Kind, POD, Request, SERVICE, VOLUME, first_with, named,
+    CONFIG_MAP, DEPLOYMENT, ENDPOINT_SLICE, ENDPOINTS, Kind, POD, Request, SERVICE, VOLUME, first_with, named,
 };
 use crate::reality::scenario::Scenario;
-use crate::reality::scenarios::deletes::web;
+use crate::reality::scenarios::deletes::{mirrored_endpoints, selectorless_service, web};
 use crate::reality::scenarios::yaml::{config_map, deployment, pod, service};
 use crate::simulator::PROVISIONER;
 
@@ -159,5 +160,27 @@ pub fn scenarios() -> Vec<Scenario> {
         )
         .stage(|ns| volume(ns, "rl-volume-available", "Retain", None))
         .owns(VOLUME, "rl-volume-available"),
+            Scenario::new(
+            "endpoints/selectorless-emptied",
+            "the Endpoints of a Service without a selector emptied: the mirroring controller empties its slices",
+            patch(ENDPOINTS, "leader", json!({"subsets": null})),
+        )
+        .stage(mirrored_endpoints),
+        Scenario::new(
+            "endpoints/selectorless-moved",
+            "the Endpoints of a Service without a selector moved to another address: still one endpoint",
+            patch(
+                ENDPOINTS,
+                "leader",
+                json!({"subsets": [{"addresses": [{"ip": "192.0.2.21"}], "ports": [{"name": "pg", "port": 5432, "protocol": "TCP"}]}]}),
+            ),
+        )
+        .stage(mirrored_endpoints),
+        Scenario::new(
+            "endpointslice/selectorless-emptied",
+            "the hand-made EndpointSlice of a Service without a selector emptied: nothing refills it",
+            patch(ENDPOINT_SLICE, "ext-1", json!({"endpoints": []})),
+        )
+        .stage(selectorless_service),
     ]
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::cluster::index::{Classed, Flagged, Index, Pair, Posting, Triple, pull, push};
 use crate::cluster::object::{
-    ClassKind, ConfigUse, ConfigUses, Labels, Object, ObjectKey, OwnerRef, Owners, PodClasses, Selector,
+    ClassKind, ConfigUse, ConfigUses, Labels, Object, ObjectKey, OwnerRef, Owners, PodRequirements, Selector,
     Spec, Text,
 };
 use crate::cluster::view::ClusterView;
@@ -65,9 +65,9 @@ pub struct ClusterModel {
     /// One copy of each distinct list of a pod's ConfigMap or Secret uses, see
     /// [`ClusterModel::share_config_uses`].
     config_uses: HashSet<ConfigUses>,
-    /// One copy of each distinct set of classes pods name, see
-    /// [`ClusterModel::share_classes`].
-    pod_classes: HashSet<Arc<PodClasses>>,
+    /// One copy of each distinct set of pod requirements, see
+    /// [`ClusterModel::share_requirements`].
+    pod_requirements: HashSet<Arc<PodRequirements>>,
     /// The pod template fingerprints of workloads, where the loader recorded them
     /// ([`ClusterModel::insert_json`]).
     pod_templates: HashMap<ObjectId, u64, RandomState>,
@@ -159,18 +159,15 @@ impl ClusterModel {
         share_list(&mut self.config_uses, uses)
     }
 
-    /// One shared copy of the classes a pod names (`None` when it names none); kept like
-    /// [`ClusterModel::share_labels`]'s lists.
-    pub fn share_classes(&mut self, classes: PodClasses) -> Option<Arc<PodClasses>> {
-        if classes == PodClasses::default() {
-            return None;
+    /// One shared copy of what a pod requires to exist (identical for the pods of one
+    /// workload); kept like [`ClusterModel::share_labels`]'s lists.
+    pub fn share_requirements(&mut self, requirements: PodRequirements) -> Arc<PodRequirements> {
+        if let Some(existing) = self.pod_requirements.get(&requirements) {
+            return existing.clone();
         }
-        if let Some(existing) = self.pod_classes.get(&classes) {
-            return Some(existing.clone());
-        }
-        let shared = Arc::new(classes);
-        self.pod_classes.insert(shared.clone());
-        Some(shared)
+        let shared = Arc::new(requirements);
+        self.pod_requirements.insert(shared.clone());
+        shared
     }
 
     /// Number of objects.
@@ -301,9 +298,7 @@ impl ClusterModel {
         if let Spec::Pod(pod) = &object.spec {
             unshare_list(&mut self.config_uses, &pod.config_maps);
             unshare_list(&mut self.config_uses, &pod.secrets);
-            if let Some(classes) = &pod.classes {
-                unshare_one(&mut self.pod_classes, classes);
-            }
+            unshare_one(&mut self.pod_requirements, &pod.requires);
         }
         Some(object)
     }
@@ -370,17 +365,15 @@ impl ClusterModel {
                         pull(&mut self.pods_by_config, &Flagged(secret, ns, &config.name), id);
                     }
                 }
-                if let Some(classes) = &pod.classes {
-                    let named = [
-                        (ClassKind::Priority, &classes.priority),
-                        (ClassKind::Runtime, &classes.runtime),
-                    ];
-                    for (kind, class) in named {
-                        match class {
-                            Some(class) if add => push(&mut self.pods_by_class, (kind, class.clone()), id),
-                            Some(class) => pull(&mut self.pods_by_class, &Classed(kind, class), id),
-                            None => {}
-                        }
+                let named = [
+                    (ClassKind::Priority, &pod.requires.priority_class),
+                    (ClassKind::Runtime, &pod.requires.runtime_class),
+                ];
+                for (kind, class) in named {
+                    match class {
+                        Some(class) if add => push(&mut self.pods_by_class, (kind, class.clone()), id),
+                        Some(class) => pull(&mut self.pods_by_class, &Classed(kind, class), id),
+                        None => {}
                     }
                 }
             }

@@ -191,17 +191,20 @@ pub struct ConfigUse {
 /// same ones.
 pub type ConfigUses = Arc<[ConfigUse]>;
 
-/// The cluster-scoped classes a pod names (`spec.priorityClassName`, `spec.runtimeClassName`):
-/// kube-apiserver's Priority and RuntimeClass admission refuse a pod naming one that does not
-/// exist. Shared like [`Labels`]: the pods of one workload name the same ones, and most pods
-/// name none (no allocation then).
+/// What a pod names that kube-apiserver's admission requires to exist when a pod is created:
+/// the ServiceAccount it runs as (ServiceAccount admission), its PriorityClass (Priority
+/// admission) and RuntimeClass (RuntimeClass admission). Shared like [`Labels`]: the pods of one
+/// workload name the same ones, so a pod holds one pointer to them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct PodClasses {
+pub struct PodRequirements {
+    /// `spec.serviceAccountName` (empty stands for `default`, as the API server's ServiceAccount
+    /// admission sets it; see [`PodSpec::runs_as`]).
+    pub service_account: Text,
     /// `spec.priorityClassName` (the Priority admission writes the global default's name into
     /// a pod that names none, when there is one).
-    pub priority: Option<Text>,
+    pub priority_class: Option<Text>,
     /// `spec.runtimeClassName`.
-    pub runtime: Option<Text>,
+    pub runtime_class: Option<Text>,
 }
 
 /// A kind of class a pod can name.
@@ -236,14 +239,11 @@ pub struct PodSpec {
     pub config_maps: ConfigUses,
     pub secrets: ConfigUses,
     pub tolerations: Box<[Toleration]>,
-    /// `spec.serviceAccountName`: the identity the pod runs as (`default` when unset, as the
-    /// API server's ServiceAccount admission sets it).
-    pub service_account: Text,
+    /// The ServiceAccount and classes the pod names.
+    pub requires: Arc<PodRequirements>,
     /// The pod holds a token of its ServiceAccount (a projected `serviceAccountToken` source, as
     /// the ServiceAccount admission mounts unless `automountServiceAccountToken` is false).
     pub api_token: bool,
-    /// The classes the pod names (`None` when it names none).
-    pub classes: Option<Arc<PodClasses>>,
 }
 
 /// The ServiceAccount of a pod that names none.
@@ -253,19 +253,19 @@ impl PodSpec {
     /// The ServiceAccount the pod runs as: `default` when none is named (as the API server's
     /// ServiceAccount admission sets it).
     pub fn runs_as(&self) -> &str {
-        if self.service_account.is_empty() {
+        let named = &self.requires.service_account;
+        if named.is_empty() {
             DEFAULT_SERVICE_ACCOUNT
         } else {
-            &self.service_account
+            named
         }
     }
 
     /// The class of `kind` the pod names, if any.
     pub fn class(&self, kind: ClassKind) -> Option<&str> {
-        let classes = self.classes.as_deref()?;
         match kind {
-            ClassKind::Priority => classes.priority.as_deref(),
-            ClassKind::Runtime => classes.runtime.as_deref(),
+            ClassKind::Priority => self.requires.priority_class.as_deref(),
+            ClassKind::Runtime => self.requires.runtime_class.as_deref(),
         }
     }
 
@@ -572,11 +572,11 @@ mod layout {
     #[test]
     fn objects_stay_small() {
         assert_eq!(size_of::<ObjectKey>(), 64);
-        // The ServiceAccount (an interned name) took PodSpec from 88 to 104 bytes and every
-        // Object from 248 to 256; the shared classes (one pointer) to 112 and 264.
-        assert_eq!(size_of::<PodSpec>(), 112);
-        assert!(size_of::<Spec>() <= 112, "{}", size_of::<Spec>());
-        assert!(size_of::<Object>() <= 264, "{}", size_of::<Object>());
+        // The shared requirements (ServiceAccount and classes, one pointer) took PodSpec from 88
+        // to 96 bytes, and an Object stays at 248.
+        assert_eq!(size_of::<PodSpec>(), 96);
+        assert!(size_of::<Spec>() <= 96, "{}", size_of::<Spec>());
+        assert!(size_of::<Object>() <= 248, "{}", size_of::<Object>());
         assert_eq!(size_of::<Option<Object>>(), size_of::<Object>());
         assert_eq!(size_of::<Phase>(), 1);
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::support;
 
-use policies_cel::cluster::object::{Phase, PodClasses};
+use policies_cel::cluster::object::{Phase, PodRequirements};
 use policies_cel::cluster::{Object, Spec};
 use policies_cel::impact::{Impact, estimate};
 use serde_json::json;
@@ -23,10 +23,11 @@ fn naming(
 ) -> Object {
     let mut p = pod(namespace, name, "node-a", true);
     if let Spec::Pod(spec) = &mut p.spec {
-        spec.classes = Some(Arc::new(PodClasses {
-            priority: priority.map(Into::into),
-            runtime: runtime.map(Into::into),
-        }));
+        spec.requires = Arc::new(PodRequirements {
+            priority_class: priority.map(Into::into),
+            runtime_class: runtime.map(Into::into),
+            ..PodRequirements::default()
+        });
     }
     if controlled {
         p = owned_by(p, &replicaset(namespace, "web", 3, "web"));

@@ -3,7 +3,7 @@
 
 use crate::support;
 
-use policies_cel::cluster::object::Phase;
+use policies_cel::cluster::object::{Phase, PodRequirements};
 use policies_cel::cluster::{Object, Spec};
 use policies_cel::impact::estimate;
 use support::cluster::*;
@@ -12,7 +12,10 @@ use support::cluster::*;
 fn runs_as(name: &str, account: &str, token: bool) -> Object {
     let mut p = pod("shop", name, "node-a", true);
     if let Spec::Pod(spec) = &mut p.spec {
-        spec.service_account = account.into();
+        spec.requires = std::sync::Arc::new(PodRequirements {
+            service_account: account.into(),
+            ..PodRequirements::default()
+        });
         spec.api_token = token;
     }
     p

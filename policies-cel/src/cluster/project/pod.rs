@@ -5,7 +5,7 @@
 
 use crate::cluster::ClusterModel;
 use crate::cluster::object::{
-    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodClasses, PodSpec, Text, Toleration,
+    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodRequirements, PodSpec, Text, Toleration,
 };
 
 use super::ProjectError;
@@ -26,12 +26,12 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
                 .non_empty("serviceAccount")?
                 .unwrap_or(DEFAULT_SERVICE_ACCOUNT),
         };
-        let service_account = model.intern(service_account);
-        let classes = PodClasses {
-            priority: spec.non_empty("priorityClassName")?.map(|n| model.intern(n)),
-            runtime: spec.non_empty("runtimeClassName")?.map(|n| model.intern(n)),
+        let requires = PodRequirements {
+            service_account: model.intern(service_account),
+            priority_class: spec.non_empty("priorityClassName")?.map(|n| model.intern(n)),
+            runtime_class: spec.non_empty("runtimeClassName")?.map(|n| model.intern(n)),
         };
-        let classes = model.share_classes(classes);
+        let requires = model.share_requirements(requires);
         let mut claims = Vec::new();
         let mut api_token = false;
         spec.each("volumes", |volume| {
@@ -49,9 +49,8 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
             node,
             claims: claims.into_boxed_slice(),
             tolerations: tolerations.into_boxed_slice(),
-            service_account,
+            requires,
             api_token,
-            classes,
             ..PodSpec::default()
         })
     })?;
@@ -287,14 +286,14 @@ mod tests {
             json!({"serviceAccountName": "backup", "volumes": [mounted]}),
             json!(null),
         );
-        assert_eq!((&*p.service_account, p.api_token), ("backup", true));
+        assert_eq!((p.runs_as(), p.api_token), ("backup", true));
         // automountServiceAccountToken: false leaves no token volume.
         let p = pod(json!({"serviceAccountName": "backup"}), json!(null));
-        assert_eq!((&*p.service_account, p.api_token), ("backup", false));
+        assert_eq!((p.runs_as(), p.api_token), ("backup", false));
         // Unnamed: `default`, as the API server sets it; the deprecated spelling is read too.
-        assert_eq!(&*pod(json!({}), json!(null)).service_account, "default");
+        assert_eq!(pod(json!({}), json!(null)).runs_as(), "default");
         assert_eq!(
-            &*pod(json!({"serviceAccount": "old"}), json!(null)).service_account,
+            pod(json!({"serviceAccount": "old"}), json!(null)).runs_as(),
             "old"
         );
     }
@@ -312,12 +311,27 @@ mod tests {
             (p.class(ClassKind::Priority), p.class(ClassKind::Runtime)),
             (Some("db-critical"), None)
         );
-        // Naming none allocates nothing.
-        assert!(
-            pod(json!({"priorityClassName": ""}), json!(null))
-                .classes
-                .is_none()
-        );
+        // An empty name is none.
+        let p = pod(json!({"priorityClassName": ""}), json!(null));
+        assert_eq!(p.class(ClassKind::Priority), None);
+    }
+
+    #[test]
+    fn pods_of_one_workload_share_their_requirements() {
+        let mut model = ClusterModel::new();
+        let spec = json!({"serviceAccountName": "app", "priorityClassName": "high"});
+        let mut one = || {
+            let object = project_object(
+                &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop"}, "spec": spec}),
+                &mut model,
+            )
+            .unwrap();
+            match object.spec {
+                Spec::Pod(pod) => pod.requires,
+                _ => unreachable!(),
+            }
+        };
+        assert!(std::sync::Arc::ptr_eq(&one(), &one()));
     }
 
     #[test]

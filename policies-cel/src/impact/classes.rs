@@ -17,6 +17,9 @@ use crate::impact::effects::Effects;
 use crate::impact::report::LostClass;
 use crate::impact::subject::Subject;
 
+/// The controllers a note names before it counts the rest.
+const MAX_NAMED: usize = 5;
+
 /// Records the running, controlled pods that name the subject class of `kind` (a DELETE).
 pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind, effects: &mut Effects) {
     let class = &subject.key.name;
@@ -38,10 +41,14 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
             })
         })
         .collect();
-    let uncontrolled = running.len() - lost.len();
-    if uncontrolled > 0 {
+    let uncontrolled = match running.len() - lost.len() {
+        0 => None,
+        1 => Some("1 running pod without a controller names".to_owned()),
+        n => Some(format!("{n} running pods without a controller name")),
+    };
+    if let Some(uncontrolled) = uncontrolled {
         effects.note(format!(
-            "{uncontrolled} running pod(s) without a controller name {} {class}: they keep running, and nothing replaces them anyway",
+            "{uncontrolled} {} {class}: nothing would replace them anyway",
             kind.kind()
         ));
     }
@@ -52,6 +59,14 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
     let mut controllers: Vec<&str> = lost.iter().map(|l| l.controller.as_str()).collect();
     controllers.sort_unstable();
     controllers.dedup();
+    let controllers = match controllers.len() {
+        n if n > MAX_NAMED => format!(
+            "{} and {} more",
+            controllers[..MAX_NAMED].join(", "),
+            n - MAX_NAMED
+        ),
+        _ => controllers.join(", "),
+    };
     let pods = match lost.len() {
         1 => "1 running pod".to_owned(),
         n => format!("{n} running pods"),
@@ -59,7 +74,7 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
     effects.note(format!(
         "{} {class} is named by {pods} of {}: they keep running, but kube-apiserver admits no new pod naming a {} that does not exist, so none of them can be replaced until it exists again",
         kind.kind(),
-        controllers.join(", "),
+        controllers,
         kind.kind()
     ));
     if kind == ClassKind::Priority && global_default(subject) {

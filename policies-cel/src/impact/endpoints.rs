@@ -113,7 +113,14 @@ pub(crate) fn endpoints_updated(view: &dyn ClusterView, subject: &Subject, effec
             );
         }
     }
-    let (before, after) = (before.unwrap_or(0), after.unwrap_or(0));
+    // What the Service has now: its mirrored slices (the Endpoints before, while the model holds
+    // none of them yet; a what-if may bring no oldObject).
+    let before = if mirrored.is_empty() {
+        before.unwrap_or(0)
+    } else {
+        ready_in(&mirrored)
+    };
+    let after = after.unwrap_or(0);
     if after < before {
         effects.note(format!(
             "Service {namespace}/{name} has no selector: the EndpointSlice mirroring controller makes its slices follow the Endpoints ({before} ready addresses before, {after} after), and nothing restores them"

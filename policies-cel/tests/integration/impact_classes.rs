@@ -135,7 +135,7 @@ fn deleting_a_priority_class_lists_the_running_controlled_pods_naming_it_in_ever
     assert_eq!((impact.summary.deleted, impact.summary.pods_disrupted), (0, 0));
     let notes = impact.notes.join("\n");
     assert!(
-        notes.contains("1 running pod(s) without a controller name PriorityClass critical"),
+        notes.contains("1 running pod without a controller names PriorityClass critical"),
         "{notes}"
     );
     assert!(
@@ -199,4 +199,20 @@ fn the_class_index_follows_pods_leaving_the_model() {
     let impact = estimate(&delete_priority_class("batch-low", false), &cluster);
     assert!(impact.lost_classes.is_empty());
     assert!(impact.notes.is_empty(), "{:?}", impact.notes);
+}
+
+#[test]
+fn a_class_many_workloads_name_is_summed_up_in_its_note() {
+    let pods: Vec<Object> = (0..7)
+        .map(|i| naming(&format!("team-{i}"), "web-1", Some("shared"), None, true))
+        .collect();
+    let impact = estimate(&delete_priority_class("shared", false), &model(pods));
+    assert_eq!(impact.lost_classes.len(), 7);
+    assert!(
+        impact.notes.iter().any(|n| n.contains(
+            "of ReplicaSet team-0/web, ReplicaSet team-1/web, ReplicaSet team-2/web, ReplicaSet team-3/web, ReplicaSet team-4/web and 2 more:"
+        )),
+        "{:?}",
+        impact.notes
+    );
 }

@@ -236,3 +236,22 @@ fn a_controller_managed_slice_is_written_back_but_the_moment_counts() {
         impact.notes
     );
 }
+
+#[test]
+fn without_an_old_object_the_mirrored_slices_say_what_the_service_has() {
+    // A what-if brings the new Endpoints only: the mirrored slice is what the Service has now.
+    let cluster = model(&[
+        service("leader", None),
+        slice("leader-m", "leader", MIRRORING, &[true, true]),
+    ]);
+    let request = review(
+        "UPDATE",
+        ("", "v1", "endpoints"),
+        "Endpoints",
+        "db",
+        "leader",
+        json!({"object": endpoints("leader", &[], json!({}))}),
+    );
+    let impact = estimate(&request, &cluster);
+    assert_eq!(leader(&impact), (2, 0, 1));
+}

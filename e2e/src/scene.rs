@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use anyhow::Context;
-use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kube::Api;
 use kube::api::ListParams;
@@ -275,4 +275,37 @@ pub fn refusal<T>(what: &str, result: Result<T, kube::Error>) -> anyhow::Result<
         Err(kube::Error::Api(status)) => Ok(status.message),
         Err(other) => Err(anyhow::Error::new(other).context(format!("{what}: failed otherwise"))),
     }
+}
+
+/// Waits until a ReplicaSet selected by `labels` in `namespace` reports, in its `ReplicaFailure`
+/// condition, that it cannot create a pod, with `refusal` in the message (kube-apiserver's
+/// admission refusing the replacement of a lost pod).
+pub async fn replica_failure(
+    cluster: &Cluster,
+    namespace: &str,
+    labels: &str,
+    refusal: &str,
+) -> anyhow::Result<()> {
+    let sets: Api<ReplicaSet> = Api::namespaced(cluster.client.clone(), namespace);
+    wait::until(
+        &format!("the ReplicaSet controller to report `{refusal}`"),
+        std::time::Duration::from_secs(60),
+        || {
+            let sets = sets.clone();
+            async move {
+                let failures: Vec<String> = sets
+                    .list(&ListParams::default().labels(labels))
+                    .await?
+                    .items
+                    .into_iter()
+                    .flat_map(|s| s.status.and_then(|s| s.conditions).unwrap_or_default())
+                    .filter(|c| c.type_ == "ReplicaFailure")
+                    .filter_map(|c| c.message)
+                    .collect();
+                Ok((!failures.iter().any(|m| m.contains(refusal)))
+                    .then(|| format!("conditions {failures:?}")))
+            }
+        },
+    )
+    .await
 }

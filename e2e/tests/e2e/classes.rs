@@ -5,9 +5,7 @@
 //! controller cannot replace a lost pod (the Priority and RuntimeClass admission plugins refuse
 //! it) — and can again once the class exists again.
 
-use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -15,7 +13,6 @@ use kube::api::{DeleteParams, ListParams};
 use kube::{Api, Resource};
 use suture_e2e::harness::{Test, TestFuture};
 use suture_e2e::scene::{self, Answer, Operator, TOLERATION};
-use suture_e2e::wait;
 use suture_e2e::{Cluster, gateway, scenes};
 
 pub const TESTS: [Test; 1] = [Test {
@@ -117,28 +114,7 @@ async fn replacement_refused(cluster: &Cluster, refusal: &str) -> anyhow::Result
         &DeleteParams::default(),
     )
     .await?;
-    let sets: Api<ReplicaSet> = Api::namespaced(cluster.client.clone(), NS);
-    wait::until(
-        &format!("the ReplicaSet controller to report `{refusal}`"),
-        Duration::from_secs(60),
-        || {
-            let sets = sets.clone();
-            async move {
-                let failures: Vec<String> = sets
-                    .list(&ListParams::default().labels("app=app"))
-                    .await?
-                    .items
-                    .into_iter()
-                    .flat_map(|s| s.status.and_then(|s| s.conditions).unwrap_or_default())
-                    .filter(|c| c.type_ == "ReplicaFailure")
-                    .filter_map(|c| c.message)
-                    .collect();
-                Ok((!failures.iter().any(|m| m.contains(refusal)))
-                    .then(|| format!("conditions {failures:?}")))
-            }
-        },
-    )
-    .await?;
+    scene::replica_failure(cluster, NS, "app=app", refusal).await?;
     println!("  the ReplicaSet cannot replace the lost pod: {refusal}");
     Ok(())
 }

@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::authentication::v1::{
     BoundObjectReference, TokenRequest, TokenRequestSpec, TokenReview, TokenReviewSpec,
 };
@@ -166,29 +165,8 @@ fn deleting_the_service_account_pods_run_as_is_refused(cluster: &mut Cluster) ->
                 &DeleteParams::default(),
             )
             .await?;
-        let sets: Api<ReplicaSet> = Api::namespaced(cluster.client.clone(), NS);
         let not_found = "serviceaccount \"app\" not found";
-        wait::until(
-            "the ReplicaSet controller to report that it cannot create the replacement",
-            Duration::from_secs(60),
-            || {
-                let sets = sets.clone();
-                async move {
-                    let failures: Vec<String> = sets
-                        .list(&ListParams::default().labels("app=app"))
-                        .await?
-                        .items
-                        .into_iter()
-                        .flat_map(|s| s.status.and_then(|s| s.conditions).unwrap_or_default())
-                        .filter(|c| c.type_ == "ReplicaFailure")
-                        .filter_map(|c| c.message)
-                        .collect();
-                    Ok((!failures.iter().any(|m| m.contains(not_found)))
-                        .then(|| format!("conditions {failures:?}")))
-                }
-            },
-        )
-        .await?;
+        scene::replica_failure(cluster, NS, "app=app", not_found).await?;
         println!("  the ReplicaSet cannot replace the lost pod: {not_found}");
 
         // Recreated under the same name, it is another ServiceAccount: the token stays rejected.

@@ -27,7 +27,7 @@ use serde_json::Value as Json;
 use crate::cluster::{ClusterModel, ClusterView, Object, ObjectKey, Spec, project};
 use crate::impact::effects::Effects;
 use crate::impact::report::ServiceEffect;
-use crate::impact::slices::{MANAGED_BY_LABEL, MIRRORING_CONTROLLER, ready_in};
+use crate::impact::slices::{MANAGED_BY_LABEL, MIRRORING_CONTROLLER, hand_made_endpoints, ready_in};
 use crate::impact::subject::Subject;
 
 /// The EndpointSlice controller, which manages the slices of a Service with a selector.
@@ -76,19 +76,11 @@ fn mirrored_ready(endpoints: &Json) -> Option<usize> {
 
 /// Estimates what updating the subject Endpoints does to its Service.
 pub(crate) fn endpoints_updated(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let (namespace, name) = (&subject.key.namespace, &subject.key.name);
-    let Some(service) = view.get(&ObjectKey::new("", "Service", namespace, name)) else {
-        return;
-    };
-    if let Spec::Service {
-        selector: Some(_), ..
-    } = &service.spec
-    {
-        effects.note(format!(
-            "Service {namespace}/{name} has a selector: its Endpoints are the endpoints controller's, which writes them back, and its EndpointSlices are not mirrored from them"
-        ));
+    let owned = "its Endpoints are the endpoints controller's, which writes them back, and its EndpointSlices are not mirrored from them";
+    if !hand_made_endpoints(view, subject, effects, owned) {
         return;
     }
+    let (namespace, name) = (&subject.key.namespace, &subject.key.name);
     let before = subject.old_object().and_then(mirrored_ready);
     let after = subject.object().and_then(mirrored_ready);
     if before.is_none() && after.is_none() {

@@ -34,21 +34,38 @@ pub(crate) fn ready_in(slices: &[&Object]) -> usize {
         .sum()
 }
 
+/// Whether the subject Endpoints are hand-made: their Service exists and has no selector (its
+/// slices are then mirrored from them). For a Service with a selector the endpoints controller
+/// owns them, and `owned` (what that means for the request) is noted.
+pub(crate) fn hand_made_endpoints(
+    view: &dyn ClusterView,
+    subject: &Subject,
+    effects: &mut Effects,
+    owned: &str,
+) -> bool {
+    let (namespace, name) = (&subject.key.namespace, &subject.key.name);
+    match view
+        .get(&ObjectKey::new("", "Service", namespace, name))
+        .map(|s| &s.spec)
+    {
+        None => false,
+        Some(Spec::Service {
+            selector: Some(_), ..
+        }) => {
+            effects.note(format!("Service {namespace}/{name} has a selector: {owned}"));
+            false
+        }
+        Some(_) => true,
+    }
+}
+
 /// Estimates what deleting the subject Endpoints does to its Service.
 pub(crate) fn endpoints_deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let (namespace, name) = (&subject.key.namespace, &subject.key.name);
-    let Some(service) = view.get(&ObjectKey::new("", "Service", namespace, name)) else {
-        return;
-    };
-    if let Spec::Service {
-        selector: Some(_), ..
-    } = &service.spec
-    {
-        effects.note(format!(
-            "Service {namespace}/{name} has a selector: the endpoints controller recreates its Endpoints, and its EndpointSlices are not touched"
-        ));
+    let owned = "the endpoints controller recreates its Endpoints, and its EndpointSlices are not touched";
+    if !hand_made_endpoints(view, subject, effects, owned) {
         return;
     }
+    let (namespace, name) = (&subject.key.namespace, &subject.key.name);
     let slices = view.endpoint_slices(namespace, name);
     let (mirrored, kept): (Vec<&Object>, Vec<&Object>) = slices
         .into_iter()

@@ -5,7 +5,6 @@
 //! controller cannot replace a lost pod (the Priority and RuntimeClass admission plugins refuse
 //! it) — and can again once the class exists again.
 
-
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::node::v1::RuntimeClass;
 use k8s_openapi::api::scheduling::v1::PriorityClass;

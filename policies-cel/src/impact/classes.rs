@@ -43,12 +43,12 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
         .collect();
     let uncontrolled = match running.len() - lost.len() {
         0 => None,
-        1 => Some("1 running pod without a controller names".to_owned()),
-        n => Some(format!("{n} running pods without a controller name")),
+        1 => Some(("1 running pod without a controller names".to_owned(), "it")),
+        n => Some((format!("{n} running pods without a controller name"), "them")),
     };
-    if let Some(uncontrolled) = uncontrolled {
+    if let Some((uncontrolled, them)) = uncontrolled {
         effects.note(format!(
-            "{uncontrolled} {} {class}: nothing would replace them anyway",
+            "{uncontrolled} {} {class}: nothing would replace {them} anyway",
             kind.kind()
         ));
     }
@@ -67,12 +67,12 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
         ),
         _ => controllers.join(", "),
     };
-    let pods = match lost.len() {
-        1 => "1 running pod".to_owned(),
-        n => format!("{n} running pods"),
+    let (pods, they, none) = match lost.len() {
+        1 => ("1 running pod".to_owned(), "it keeps", "it cannot"),
+        n => (format!("{n} running pods"), "they keep", "none of them can"),
     };
     effects.note(format!(
-        "{} {class} is named by {pods} of {}: they keep running, but kube-apiserver admits no new pod naming a {} that does not exist, so none of them can be replaced until it exists again",
+        "{} {class} is named by {pods} of {}: {they} running, but kube-apiserver admits no new pod naming a {} that does not exist, so {none} be replaced until it exists again",
         kind.kind(),
         controllers,
         kind.kind()

@@ -126,7 +126,8 @@ pub(crate) fn endpoints_updated(view: &dyn ClusterView, subject: &Subject, effec
     });
 }
 
-/// Estimates what updating the subject EndpointSlice does to its Service.
+/// Estimates what updating the subject EndpointSlice does to its Service — to both, when the
+/// update moves the slice to another Service (its `kubernetes.io/service-name` label).
 pub(crate) fn slice_updated(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(new) = subject
         .object()
@@ -134,20 +135,38 @@ pub(crate) fn slice_updated(view: &dyn ClusterView, subject: &Subject, effects: 
     else {
         return;
     };
-    let Spec::EndpointSlice {
-        service: Some(service_name),
-        ..
-    } = &new.spec
-    else {
-        return;
+    let service_of = |slice: &Object| match &slice.spec {
+        Spec::EndpointSlice { service, .. } => service.clone(),
+        _ => None,
     };
+    let old_service = view.get(&subject.key).and_then(service_of);
+    let new_service = service_of(&new);
+    let mut services: Vec<_> = old_service.into_iter().chain(new_service.clone()).collect();
+    services.dedup();
+    for service_name in services {
+        let keeps = new_service.as_ref() == Some(&service_name);
+        service_effect(view, subject, &new, &service_name, keeps, effects);
+    }
+}
+
+/// The ready endpoints Service `service_name` keeps when the subject slice becomes `new`
+/// (`keeps`: the slice still belongs to it).
+fn service_effect(
+    view: &dyn ClusterView,
+    subject: &Subject,
+    new: &Object,
+    service_name: &str,
+    keeps: bool,
+    effects: &mut Effects,
+) {
     let namespace = &subject.key.namespace;
     let Some(service) = view.get(&ObjectKey::new("", "Service", namespace, service_name)) else {
         return;
     };
     let all = view.endpoint_slices(namespace, service_name);
     let others: Vec<&Object> = all.iter().copied().filter(|s| s.key != subject.key).collect();
-    let (before, after) = (ready_in(&all), ready_in(&others) + ready_in(&[&new]));
+    let added = if keeps { ready_in(&[new]) } else { 0 };
+    let (before, after) = (ready_in(&all), ready_in(&others) + added);
     if after < before {
         let selector = matches!(
             &service.spec,

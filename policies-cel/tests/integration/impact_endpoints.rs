@@ -255,3 +255,18 @@ fn without_an_old_object_the_mirrored_slices_say_what_the_service_has() {
     let impact = estimate(&request, &cluster);
     assert_eq!(leader(&impact), (2, 0, 1));
 }
+
+#[test]
+fn a_slice_moved_to_another_service_takes_its_endpoints_along() {
+    let cluster = model(&[
+        service("leader", None),
+        service("standby", None),
+        slice("leader-a", "leader", "operator.example.com", &[true]),
+    ]);
+    let old = slice("leader-a", "leader", "operator.example.com", &[true]);
+    let moved = slice("leader-a", "standby", "operator.example.com", &[true]);
+    let impact = estimate(&update_slice(old, moved), &cluster);
+    assert_eq!(leader(&impact), (1, 0, 1));
+    let standby = impact.services.iter().find(|s| s.name == "standby");
+    assert_eq!(standby.map(|s| (s.ready_before, s.ready_after)), Some((0, 1)));
+}

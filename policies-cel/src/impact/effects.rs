@@ -86,6 +86,17 @@ pub(crate) struct HeldVolume {
 }
 
 impl Effects {
+    /// Records the ready endpoints a rule works out itself for Service `namespace/name`
+    /// (reported instead of the numbers derived from stopped pods).
+    pub fn service_figures(&mut self, namespace: &str, name: &str, ready_before: usize, ready_after: usize) {
+        self.service_overrides.push(ServiceEffect {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            ready_before,
+            ready_after,
+        });
+    }
+
     /// Records that `object` disappears; false when it was already recorded.
     pub fn delete(&mut self, object: &Object, reason: impl Into<String>) -> bool {
         if !self.deleted_keys.insert(object.key.clone()) {

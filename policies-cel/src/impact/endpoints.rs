@@ -26,7 +26,6 @@ use serde_json::Value as Json;
 
 use crate::cluster::{ClusterModel, ClusterView, Object, ObjectKey, Spec, project};
 use crate::impact::effects::Effects;
-use crate::impact::report::ServiceEffect;
 use crate::impact::slices::{MANAGED_BY_LABEL, MIRRORING_CONTROLLER, hand_made_endpoints, ready_in};
 use crate::impact::subject::Subject;
 
@@ -118,12 +117,7 @@ pub(crate) fn endpoints_updated(view: &dyn ClusterView, subject: &Subject, effec
             "Service {namespace}/{name} has no selector: the EndpointSlice mirroring controller makes its slices follow the Endpoints ({before} ready addresses before, {after} after), and nothing restores them"
         ));
     }
-    effects.service_overrides.push(ServiceEffect {
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        ready_before: before + kept,
-        ready_after: after + kept,
-    });
+    effects.service_figures(namespace, name, before + kept, after + kept);
 }
 
 /// Estimates what updating the subject EndpointSlice does to its Service — to both, when the
@@ -190,10 +184,5 @@ fn service_effect(
             ),
         });
     }
-    effects.service_overrides.push(ServiceEffect {
-        namespace: namespace.to_string(),
-        name: service_name.to_string(),
-        ready_before: before,
-        ready_after: after,
-    });
+    effects.service_figures(namespace, service_name, before, after);
 }

@@ -13,7 +13,7 @@ use crate::impact::budgets;
 use crate::impact::consequences::{healthy, service_endpoints};
 use crate::impact::create::slim;
 use crate::impact::effects::Effects;
-use crate::impact::report::{PdbEffect, ServiceEffect};
+use crate::impact::report::PdbEffect;
 use crate::impact::subject::Subject;
 
 fn service_selects(service: &Object, labels: &Labels) -> bool {
@@ -54,12 +54,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         }
         let (before, after) = service_endpoints(view, service, &leaving);
         effects.note(format!("{} leaves the endpoints of {}", pod.key, service.key));
-        effects.service_overrides.push(ServiceEffect {
-            namespace: service.key.namespace.to_string(),
-            name: service.key.name.to_string(),
-            ready_before: before,
-            ready_after: after,
-        });
+        effects.service_figures(&service.key.namespace, &service.key.name, before, after);
     }
     for pdb in view.selecting_pod("PodDisruptionBudget", pod) {
         if let Some(effect) = leave_budget(view, pdb, pod, &new.labels) {

@@ -22,7 +22,6 @@ use crate::impact::consequences::{healthy, service_endpoints};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
 use crate::impact::field;
-use crate::impact::report::ServiceEffect;
 use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Service.
@@ -105,12 +104,7 @@ fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Lab
             old.key
         ));
     }
-    effects.service_overrides.push(ServiceEffect {
-        namespace: old.key.namespace.to_string(),
-        name: old.key.name.to_string(),
-        ready_before: before,
-        ready_after: after,
-    });
+    effects.service_figures(&old.key.namespace, &old.key.name, before, after);
 }
 
 /// `port/protocol` of each port of the Service JSON.

@@ -15,7 +15,6 @@
 
 use crate::cluster::{ClusterView, Object, ObjectKey, Spec};
 use crate::impact::effects::Effects;
-use crate::impact::report::ServiceEffect;
 use crate::impact::subject::Subject;
 
 /// The controller that mirrors a selector-less Service's Endpoints into EndpointSlices.
@@ -83,12 +82,7 @@ pub(crate) fn endpoints_deleted(view: &dyn ClusterView, subject: &Subject, effec
         "Service {namespace}/{name} has no selector: the EndpointSlice mirroring controller deletes the slices mirrored from its Endpoints, and nothing recreates them"
     ));
     let all: Vec<&Object> = mirrored.iter().chain(kept.iter()).copied().collect();
-    effects.service_overrides.push(ServiceEffect {
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-        ready_before: ready_in(&all),
-        ready_after: ready_in(&kept),
-    });
+    effects.service_figures(namespace, name, ready_in(&all), ready_in(&kept));
 }
 
 /// Estimates what deleting the subject EndpointSlice does to its Service.
@@ -121,10 +115,5 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
             subject.key
         ),
     });
-    effects.service_overrides.push(ServiceEffect {
-        namespace: namespace.to_string(),
-        name: service_name.to_string(),
-        ready_before: before,
-        ready_after: after,
-    });
+    effects.service_figures(namespace, service_name, before, after);
 }

@@ -171,3 +171,23 @@ spec:
 "#
     )
 }
+
+/// A Deployment `app` of two replicas on the simulated nodes, its pods labelled `app=app` with
+/// `pod_spec` (YAML lines at the pod spec's indentation, e.g. `serviceAccountName: app`) added.
+pub fn app_deployment(namespace: &str, pod_spec: &[&str]) -> String {
+    let extra: String = pod_spec.iter().map(|line| format!("      {line}\n")).collect();
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: app, namespace: {namespace}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: app}}}}
+  template:
+    metadata: {{labels: {{app: app}}}}
+    spec:
+{extra}      tolerations: [{TOLERATION}]
+      containers: [{{name: app, image: registry.example/app:1.0}}]
+"#
+    )
+}

@@ -11,7 +11,7 @@ use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{DeleteParams, ListParams};
 use kube::{Api, Resource};
 use suture_e2e::harness::{Test, TestFuture};
-use suture_e2e::scene::{self, Answer, Operator, TOLERATION};
+use suture_e2e::scene::{self, Answer, Operator};
 use suture_e2e::{Cluster, gateway, scenes};
 
 pub const TESTS: [Test; 1] = [Test {
@@ -37,21 +37,15 @@ kind: RuntimeClass
 metadata: {{name: {RUNTIME}}}
 handler: runsc
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: app, namespace: {NS}}}
-spec:
-  replicas: 2
-  selector: {{matchLabels: {{app: app}}}}
-  template:
-    metadata: {{labels: {{app: app}}}}
-    spec:
-      priorityClassName: {PRIORITY}
-      runtimeClassName: {RUNTIME}
-      tolerations: [{TOLERATION}]
-      containers: [{{name: app, image: registry.example/app:1.0}}]
-"#,
-        scenes::namespace_yaml(NS)
+{}"#,
+        scenes::namespace_yaml(NS),
+        scenes::app_deployment(
+            NS,
+            &[
+                &format!("priorityClassName: {PRIORITY}"),
+                &format!("runtimeClassName: {RUNTIME}")
+            ]
+        )
     )
 }
 

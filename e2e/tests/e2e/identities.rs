@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{Pod, ServiceAccount};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, PostParams};
 use suture_e2e::harness::{Test, TestFuture};
-use suture_e2e::scene::{self, Answer, TOLERATION};
+use suture_e2e::scene::{self, Answer};
 use suture_e2e::wait;
 use suture_e2e::{Cluster, gateway, scenes};
 
@@ -35,20 +35,9 @@ apiVersion: v1
 kind: ServiceAccount
 metadata: {{name: app, namespace: {NS}}}
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: app, namespace: {NS}}}
-spec:
-  replicas: 2
-  selector: {{matchLabels: {{app: app}}}}
-  template:
-    metadata: {{labels: {{app: app}}}}
-    spec:
-      serviceAccountName: app
-      tolerations: [{TOLERATION}]
-      containers: [{{name: app, image: registry.example/app:1.0}}]
-"#,
-        scenes::namespace_yaml(NS)
+{}"#,
+        scenes::namespace_yaml(NS),
+        scenes::app_deployment(NS, &["serviceAccountName: app"])
     )
 }
 

@@ -184,6 +184,9 @@ fn the_class_index_follows_pods_leaving_the_model() {
     let key = web_1.key.clone();
     let mut cluster = model(vec![web_1, naming("shop", "web-2", Some("critical"), None, true)]);
     assert!(cluster.remove(&key).is_some());
+    // A pod naming no class takes the freed slot: an index entry left behind by the removal
+    // would now list it.
+    cluster.insert(naming("shop", "batch-1", None, None, true));
     let impact = estimate(&delete_priority_class("critical", false), &cluster);
     assert_eq!(
         lost(&impact),

@@ -7,6 +7,11 @@ mod cel;
 #[allow(dead_code)]
 mod fixtures;
 
+/// The allocator of the `suture-gateway` and `kubectl-suture` binaries: what is fuzzed allocates
+/// as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     fixtures::warm();
     afl::fuzz!(|data: &[u8]| {

@@ -7,6 +7,11 @@ mod fixtures;
 #[path = "../harness/gateway_body.rs"]
 mod gateway_body;
 
+/// The allocator of the `suture-gateway` and `kubectl-suture` binaries: what is fuzzed allocates
+/// as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     fixtures::warm();
     afl::fuzz!(|data: &[u8]| {

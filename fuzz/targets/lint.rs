@@ -11,6 +11,11 @@ mod lint;
 #[allow(dead_code)]
 mod policy_loader;
 
+/// The allocator of the `suture-gateway` and `kubectl-suture` binaries: what is fuzzed allocates
+/// as it does there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // The built-in kinds' schemas are generated on first use: once, before the fork server.
     for (_, text) in policies_cel::pack::files() {

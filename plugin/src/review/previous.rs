@@ -10,7 +10,7 @@ use crate::review::GroupVersionKind;
 
 /// The object before an update, when only the new one is known (an audit event, a manifest):
 /// the new object with
-/// what the snapshot knows put back — its ownerReferences, replicas, a Service's selector (and a
+/// what the snapshot knows put back — its ownerReferences and labels, replicas, a Service's selector (and a
 /// load balancer's type and addresses), a
 /// Node's taints, a ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
 /// replicas. A pod template change is recognised by comparing the new template with the
@@ -85,6 +85,11 @@ fn restore(old: &mut Json, stored: &Json, kind: &str) {
         &["metadata", "ownerReferences"],
         stored["metadata"]["ownerReferences"].clone(),
     );
+    // The labels it has now: a pod leaving a Service's selector, a Node leaving a DaemonSet's
+    // placement, a Namespace's Pod Security level.
+    if let Some(labels) = stored["metadata"].get("labels").filter(|l| l.is_object()) {
+        set(old, &["metadata", "labels"], labels.clone());
+    }
     match kind {
         "ConfigMap" | "Secret" => {
             let keys = stored["keys"].as_array().cloned().unwrap_or_default();
@@ -212,6 +217,32 @@ mod tests {
         let old = before_update(&kind, None, &object, Some(&stored), None, None);
         assert_eq!(old["metadata"]["ownerReferences"], json!([]));
         assert_eq!(old["metadata"]["name"], "data-db-0");
+    }
+
+    #[test]
+    fn the_stored_labels_are_put_back_so_a_relabel_is_seen() {
+        let kind = GroupVersionKind {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Namespace".into(),
+        };
+        let enforced =
+            json!({"kubernetes.io/metadata.name": "db", "pod-security.kubernetes.io/enforce": "restricted"});
+        let object =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "db", "labels": enforced}});
+        let stored = json!({"metadata": {"name": "db", "labels": {"kubernetes.io/metadata.name": "db"}}});
+        let old = before_update(&kind, None, &object, Some(&stored), None, None);
+        assert_eq!(old["metadata"]["labels"], stored["metadata"]["labels"]);
+        // A stored object without labels (not in the snapshot's reading) leaves the new ones.
+        let old = before_update(
+            &kind,
+            None,
+            &object,
+            Some(&json!({"metadata": {"name": "db"}})),
+            None,
+            None,
+        );
+        assert_eq!(old["metadata"]["labels"], enforced);
     }
 
     #[test]

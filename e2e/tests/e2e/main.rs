@@ -15,6 +15,7 @@ mod ledger;
 mod model;
 mod partition;
 mod plugin;
+mod pod_security;
 mod policies;
 mod reality;
 mod soak;
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
     tests.extend(identities::TESTS);
     tests.extend(balancers::TESTS);
     tests.extend(classes::TESTS);
+    tests.extend(pod_security::TESTS);
     tests.extend(endpoints::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);

@@ -240,6 +240,27 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .collect(),
     );
     add(
+        format!(
+            "pods their namespace's Pod Security level refuses ({})",
+            impact.pod_security_violations.len()
+        ),
+        impact
+            .pod_security_violations
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}/{} fails {}: {} (controller: {}){}",
+                    v.namespace,
+                    v.pod,
+                    v.level,
+                    v.reasons.join(", "),
+                    v.controller,
+                    flag(true, "cannot be replaced")
+                )
+            })
+            .collect(),
+    );
+    add(
         "notes".into(),
         impact.notes.iter().map(|n| style.dim(n)).collect(),
     );

@@ -10,6 +10,7 @@ pub mod json;
 mod layered;
 mod model;
 pub mod object;
+pub mod pod_security;
 pub mod project;
 pub mod snapshot;
 pub mod template;

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use crate::cluster::pod_security::Violations;
+
 /// A shared, immutable string.
 pub type Text = Arc<str>;
 
@@ -191,10 +193,11 @@ pub struct ConfigUse {
 /// same ones.
 pub type ConfigUses = Arc<[ConfigUse]>;
 
-/// What a pod names that kube-apiserver's admission requires to exist when a pod is created:
-/// the ServiceAccount it runs as (ServiceAccount admission), its PriorityClass (Priority
-/// admission) and RuntimeClass (RuntimeClass admission). Shared like [`Labels`]: the pods of one
-/// workload name the same ones, so a pod holds one pointer to them.
+/// What kube-apiserver's admission requires of a pod when it is created: that the ServiceAccount
+/// it runs as (ServiceAccount admission), its PriorityClass (Priority admission) and
+/// RuntimeClass (RuntimeClass admission) exist, and that it meets its namespace's Pod Security
+/// level (PodSecurity admission). Shared like [`Labels`]: the pods of one workload are alike, so
+/// a pod holds one pointer to them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct PodRequirements {
     /// `spec.serviceAccountName` (empty stands for `default`, as the API server's ServiceAccount
@@ -205,6 +208,9 @@ pub struct PodRequirements {
     pub priority_class: Option<Text>,
     /// `spec.runtimeClassName`.
     pub runtime_class: Option<Text>,
+    /// The Pod Security Standards checks the pod fails (PodSecurity admission refuses a new pod
+    /// like it in a namespace enforcing a level it fails).
+    pub pod_security: Violations,
 }
 
 /// A kind of class a pod can name.

@@ -334,6 +334,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     impact.unconfirmed_deletions = effects.unconfirmed;
     impact.lost_service_accounts = effects.lost_service_accounts;
     impact.lost_classes = effects.lost_classes;
+    impact.pod_security_violations = effects.pod_security;
     impact.released_addresses = balancers::deleted(view, &effects.deleted);
     impact.released_addresses.append(&mut effects.released_addresses);
     impact.broken_references = effects.broken_references;

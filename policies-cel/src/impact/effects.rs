@@ -50,6 +50,8 @@ pub(crate) struct Effects {
     pub lost_service_accounts: Vec<crate::impact::report::LostServiceAccount>,
     /// Running pods whose PriorityClass or RuntimeClass the request deletes.
     pub lost_classes: Vec<crate::impact::report::LostClass>,
+    /// Running pods a raised Pod Security enforce level refuses.
+    pub pod_security: Vec<crate::impact::report::PodSecurityViolation>,
     /// Load balancer addresses released by an UPDATE (deleted Services are found in `deleted`).
     pub released_addresses: Vec<crate::impact::report::ReleasedAddress>,
     /// Ready pods a workload settles at when a rule knows better than "before minus stopped"

@@ -59,6 +59,7 @@ impact_fields! {
     "lostServiceAccounts" => lost_service_accounts,
     "releasedAddresses" => released_addresses,
     "lostClasses" => lost_classes,
+    "podSecurityViolations" => pod_security_violations,
     "notes" => notes,
     "modelled" => modelled,
 }

@@ -20,6 +20,7 @@ mod labels;
 mod lagging;
 mod nodes;
 mod owners;
+mod pod_security;
 mod pods;
 pub mod report;
 mod services;
@@ -108,6 +109,7 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
         ("UPDATE", "", "ConfigMap" | "Secret") => config::estimate(view, subject, effects),
         ("UPDATE" | "CREATE", "", "PodDisruptionBudget") => budgets::estimate(view, subject, effects),
         ("UPDATE", "", "PersistentVolume") => volumes::estimate(view, subject, effects),
+        ("UPDATE", "", "Namespace") => pod_security::namespace_updated(view, subject, effects),
         ("CREATE", "", "ReplicaSet" | "Service" | "Deployment" | "StatefulSet") => {
             create::estimate(view, subject, effects)
         }

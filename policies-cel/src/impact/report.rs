@@ -151,6 +151,22 @@ pub struct LostClass {
     pub controller: String,
 }
 
+/// A running pod that a Namespace's raised Pod Security enforce level refuses: it keeps running,
+/// but kube-apiserver's PodSecurity admission refuses every new pod like it, so its controller
+/// cannot replace it (nor roll out) until the level comes down or its template meets it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSecurityViolation {
+    pub namespace: String,
+    pub pod: String,
+    /// The controller that would replace the pod (`ReplicaSet shop/web-7d4f`).
+    pub controller: String,
+    /// The level the request enforces (`baseline` or `restricted`).
+    pub level: String,
+    /// PodSecurity's reasons the pod fails it (`allowPrivilegeEscalation != false`).
+    pub reasons: Vec<String>,
+}
+
 /// A load balancer torn down with its external addresses: its Service is deleted, or no longer of
 /// type LoadBalancer. A new one gets other addresses unless they were reserved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -253,6 +269,8 @@ pub struct Impact {
     pub released_addresses: Vec<ReleasedAddress>,
     /// Running pods whose PriorityClass or RuntimeClass the request deletes.
     pub lost_classes: Vec<LostClass>,
+    /// Running pods a raised Pod Security enforce level refuses.
+    pub pod_security_violations: Vec<PodSecurityViolation>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

@@ -1,12 +1,14 @@
 //! Pods: where they run, whether they are ready, and what they depend on — claims, ConfigMaps
 //! and Secrets (volumes, projected sources, `env` key references and `envFrom`, in every kind
 //! of container), the ServiceAccount they run as and whether they hold its token, the
-//! PriorityClass and RuntimeClass they name — and which taints they tolerate.
+//! PriorityClass and RuntimeClass they name, the Pod Security checks they fail — and which taints
+//! they tolerate.
 
 use crate::cluster::ClusterModel;
 use crate::cluster::object::{
     ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodRequirements, PodSpec, Text, Toleration,
 };
+use crate::cluster::pod_security::Violations;
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
@@ -30,6 +32,7 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
             service_account: model.intern(service_account),
             priority_class: spec.non_empty("priorityClassName")?.map(|n| model.intern(n)),
             runtime_class: spec.non_empty("runtimeClassName")?.map(|n| model.intern(n)),
+            pod_security: Violations::of_pod(root.get("metadata"), root.get("spec")),
         };
         let requires = model.share_requirements(requires);
         let mut claims = Vec::new();

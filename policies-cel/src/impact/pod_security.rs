@@ -1,0 +1,185 @@
+//! UPDATE of a Namespace that raises its Pod Security enforce level
+//! (`pod-security.kubernetes.io/enforce`) above what its running pods meet. kube-apiserver's
+//! PodSecurity admission admits the update — it only warns that existing pods violate the new
+//! level — and leaves the pods running, but from then on it refuses every new pod in the
+//! namespace that fails the level: the controllers cannot replace a pod they lose (an eviction,
+//! a failed node) and a rollout creates nothing, until the label comes down again or every
+//! template is fixed.
+//!
+//! Each running pod (not terminating, not finished) with a controller that the old level admits
+//! and the new one refuses is reported in `podSecurityViolations`, with PodSecurity's reasons.
+//! The checks are those of the latest version of the standards, evaluated once per pod when the
+//! model reads it (the pods of a workload share the result). A pod the old level refused too was
+//! admitted before that level was set: the request changes nothing for it.
+
+use crate::cluster::object::Spec;
+use crate::cluster::pod_security::{Check, Level};
+use crate::cluster::{ClusterView, Object};
+use crate::impact::create::{previous, slim};
+use crate::impact::effects::Effects;
+use crate::impact::report::PodSecurityViolation;
+use crate::impact::subject::Subject;
+
+/// The label that sets the level PodSecurity enforces in a namespace.
+pub(crate) const ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
+/// The label that pins the version of the standards it enforces.
+const ENFORCE_VERSION_LABEL: &str = "pod-security.kubernetes.io/enforce-version";
+/// The prefix of every PodSecurity label.
+const LABEL_PREFIX: &str = "pod-security.kubernetes.io/";
+/// The controllers a note names before it counts the rest.
+const MAX_NAMED: usize = 5;
+
+/// The enforce level a Namespace's labels set.
+enum Enforced {
+    /// No label: the cluster's default (privileged unless kube-apiserver's PodSecurity
+    /// configuration sets another, which the model cannot see).
+    Default,
+    Level(Level),
+    /// A value PodSecurity refuses (it admits no update that sets one).
+    Invalid(String),
+}
+
+fn enforced(namespace: &Object) -> Enforced {
+    match namespace.label(ENFORCE_LABEL) {
+        None => Enforced::Default,
+        Some(value) => {
+            Level::parse(value).map_or_else(|| Enforced::Invalid(value.to_owned()), Enforced::Level)
+        }
+    }
+}
+
+/// Estimates an UPDATE of the subject Namespace.
+pub(crate) fn namespace_updated(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+    let Some(new) = slim(subject.object(), "object", effects) else {
+        return;
+    };
+    let Some(old) = previous(view, subject, effects) else {
+        effects.note(format!(
+            "{} as it was is unknown: its Pod Security level is not compared",
+            subject.key
+        ));
+        return;
+    };
+    let name = new.key.name.to_string();
+    if other_labels_changed(&old, &new) {
+        effects.note(format!(
+            "Namespace {name}'s labels change: NetworkPolicies and webhooks that select namespaces by label are not read"
+        ));
+    }
+    let before = match enforced(&old) {
+        Enforced::Level(level) => level,
+        Enforced::Default | Enforced::Invalid(_) => Level::Privileged,
+    };
+    let after = match enforced(&new) {
+        Enforced::Level(level) => level,
+        Enforced::Default => {
+            if old.label(ENFORCE_LABEL).is_some() {
+                effects.note(format!(
+                    "Namespace {name} falls back to the cluster's default Pod Security level (privileged unless kube-apiserver's PodSecurity configuration sets another): counted as privileged"
+                ));
+            }
+            return;
+        }
+        Enforced::Invalid(value) => {
+            effects.note(format!(
+                "{ENFORCE_LABEL}={value:?} is no Pod Security level: kube-apiserver's PodSecurity admission refuses the update"
+            ));
+            return;
+        }
+    };
+    if after <= before {
+        return;
+    }
+    refused_pods(view, &name, before, after, effects);
+    if let Some(version) = new.label(ENFORCE_VERSION_LABEL).filter(|v| *v != "latest") {
+        effects.note(format!(
+            "Namespace {name} pins Pod Security version {version}: the pods were checked against the latest version's standards, which can be stricter"
+        ));
+    }
+}
+
+/// Records the running, controlled pods of `namespace` that `before` admits and `after` refuses.
+fn refused_pods(view: &dyn ClusterView, namespace: &str, before: Level, after: Level, effects: &mut Effects) {
+    let mut uncontrolled = 0;
+    let mut refused: Vec<PodSecurityViolation> = Vec::new();
+    for object in view.in_namespace(namespace) {
+        let Spec::Pod(pod) = &object.spec else {
+            continue;
+        };
+        let violations = pod.requires.pod_security;
+        if object.terminating()
+            || pod.finished()
+            || violations.allowed_at(after)
+            || !violations.allowed_at(before)
+        {
+            continue;
+        }
+        // A mirror pod (its controller is the Node) is the kubelet's, not created through a
+        // controller that would be refused.
+        let Some(controller) = object.controller().filter(|c| &*c.kind != "Node") else {
+            uncontrolled += 1;
+            continue;
+        };
+        refused.push(PodSecurityViolation {
+            namespace: namespace.to_owned(),
+            pod: object.key.name.to_string(),
+            controller: format!("{} {namespace}/{}", controller.kind, controller.name),
+            level: after.as_str().to_owned(),
+            reasons: violations
+                .failed_at(after)
+                .into_iter()
+                .map(Check::reason)
+                .map(str::to_owned)
+                .collect(),
+        });
+    }
+    if uncontrolled > 0 {
+        let (pods, them) = match uncontrolled {
+            1 => ("1 running pod without a controller fails".to_owned(), "it"),
+            n => (format!("{n} running pods without a controller fail"), "them"),
+        };
+        effects.note(format!(
+            "{pods} Pod Security level {} in Namespace {namespace}: nothing would replace {them} anyway",
+            after.as_str()
+        ));
+    }
+    if refused.is_empty() {
+        return;
+    }
+    refused.sort_by(|a, b| a.pod.cmp(&b.pod));
+    let mut controllers: Vec<&str> = refused.iter().map(|r| r.controller.as_str()).collect();
+    controllers.sort_unstable();
+    controllers.dedup();
+    let controllers = match controllers.len() {
+        n if n > MAX_NAMED => format!(
+            "{} and {} more",
+            controllers[..MAX_NAMED].join(", "),
+            n - MAX_NAMED
+        ),
+        _ => controllers.join(", "),
+    };
+    let (pods, they, none) = match refused.len() {
+        1 => ("1 running pod".to_owned(), "it keeps", "it cannot"),
+        n => (format!("{n} running pods"), "they keep", "none of them can"),
+    };
+    effects.note(format!(
+        "Pod Security level {} in Namespace {namespace} refuses {pods} of {controllers}: {they} running, but kube-apiserver admits no new pod that fails the level, so {none} be replaced or rolled out until the level comes down or the templates meet it (PodSecurity exemptions in kube-apiserver's configuration are not visible)",
+        after.as_str()
+    ));
+    effects.pod_security.append(&mut refused);
+}
+
+/// Labels other than PodSecurity's changed.
+fn other_labels_changed(old: &Object, new: &Object) -> bool {
+    let others = |object: &Object| -> Vec<(String, String)> {
+        let mut labels: Vec<(String, String)> = object
+            .labels
+            .iter()
+            .filter(|(key, _)| !key.starts_with(LABEL_PREFIX))
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        labels.sort_unstable();
+        labels
+    };
+    others(old) != others(new)
+}

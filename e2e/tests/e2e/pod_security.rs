@@ -1,7 +1,8 @@
 //! The Pod Security harm: a Namespace's enforce level raised above what its running pods meet.
 //! What Suture estimates (`impact.podSecurityViolations`) is proved against the real
 //! kube-apiserver and ReplicaSet controller: the operator's raise is refused by
-//! `suture-broken-references` and changes nothing, a level the pods meet goes through, and the
+//! `suture-broken-references` and changes nothing, a level the pods meet goes through (and then a
+//! rollout of a template that level refuses is refused), and the
 //! reasons Suture gives are the ones kube-apiserver's PodSecurity admission warns about when the
 //! admin raises the level. Then the pods keep running, but the ReplicaSet controller cannot
 //! replace a lost pod until the level comes down.
@@ -11,6 +12,7 @@
 //! a dry run in namespaces enforcing baseline and restricted, and what it refuses, with its
 //! reasons, must be what the checks say.
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -55,11 +57,11 @@ async fn enforced(cluster: &Cluster) -> anyhow::Result<Option<String>> {
         .and_then(|mut labels| labels.remove(ENFORCE)))
 }
 
-/// The reasons in a refusal's `fail (a, b, c)`.
+/// The reasons in a refusal's `refuses their replacements (a, b, c)`.
 fn reasons(message: &str) -> Vec<String> {
     message
-        .split_once(" fail (")
-        .and_then(|(_, rest)| rest.split_once("):"))
+        .split_once("refuses their replacements (")
+        .and_then(|(_, rest)| rest.split_once("), so"))
         .map(|(list, _)| list.split(", ").map(str::to_owned).collect())
         .unwrap_or_default()
 }
@@ -83,18 +85,54 @@ fn raising_the_level_above_running_pods_is_refused(cluster: &mut Cluster) -> Tes
         anyhow::ensure!(enforced(cluster).await?.as_deref() == Some("baseline"));
         println!("  operator's raise to baseline (the pods meet it) admitted");
 
+        // A release whose pod template the level refuses: PodSecurity would only warn about the
+        // Deployment and refuse its pods while the rollout removes old ones.
+        let deployments: Api<Deployment> = Api::namespaced(op.client.clone(), NS);
+        let host_pid = serde_json::json!({"spec": {"template": {"spec": {"hostPID": true}}}});
+        let roll = |dry_run: bool| {
+            let deployments = deployments.clone();
+            let host_pid = host_pid.clone();
+            async move {
+                let params = PatchParams {
+                    dry_run,
+                    ..PatchParams::default()
+                };
+                deployments.patch("app", &params, &Patch::Merge(&host_pid)).await
+            }
+        };
+        scene::until_answered(
+            "the gateway to refuse the dry-run rollout of a template baseline refuses",
+            Answer::RefusedWith("Pod Security level baseline refuses their replacements (host namespaces)"),
+            || roll(true),
+        )
+        .await?;
+        let admin_deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), NS);
+        let generation = admin_deployments.get("app").await?.metadata.generation;
+        let message = scene::refusal("the refused rollout", roll(false).await)?;
+        anyhow::ensure!(
+            message.contains("updating Deployment e2e-pod-security/app leaves 2 running pods"),
+            "refused otherwise: {message}"
+        );
+        anyhow::ensure!(
+            admin_deployments.get("app").await?.metadata.generation == generation,
+            "the refused rollout changed the Deployment"
+        );
+        println!("  operator's rollout of a hostPID template refused: {message}");
+
         // Restricted: refused, once the gateway's model holds the pods.
         scene::until_answered(
             "the gateway to refuse the dry-run raise to restricted",
-            Answer::RefusedWith("enforces Pod Security level restricted"),
+            Answer::RefusedWith("Pod Security level restricted refuses their replacements"),
             || enforce(&op, "restricted", true),
         )
         .await?;
         let message = scene::refusal("the raise to restricted", enforce(&op, "restricted", false).await)?;
         anyhow::ensure!(
             message.contains("SafetyPolicy 'suture-broken-references'")
-                && message.contains("which 2 running pods (app-")
-                && message.contains("kube-apiserver admits no new pod like them"),
+                && message.contains("leaves 2 running pods (app-")
+                && message.contains(
+                    "that cannot be replaced: Pod Security level restricted refuses their replacements"
+                ),
             "refused otherwise: {message}"
         );
         anyhow::ensure!(

@@ -1,4 +1,7 @@
-//! UPDATE of a Namespace that raises its Pod Security enforce level
+//! Pod Security: the requests after which kube-apiserver's PodSecurity admission refuses the
+//! replacements of running pods.
+//!
+//! An UPDATE of a Namespace that raises its enforce level
 //! (`pod-security.kubernetes.io/enforce`) above what its running pods meet. kube-apiserver's
 //! PodSecurity admission admits the update — it only warns that existing pods violate the new
 //! level — and leaves the pods running, but from then on it refuses every new pod in the
@@ -11,10 +14,20 @@
 //! The checks are those of the latest version of the standards, evaluated once per pod when the
 //! model reads it (the pods of a workload share the result). A pod the old level refused too was
 //! admitted before that level was set: the request changes nothing for it.
+//!
+//! An UPDATE of a workload whose new pod template fails its namespace's enforce level.
+//! PodSecurity only warns about a workload's template (it enforces on pods), so the update is
+//! admitted and the rollout starts: the controller removes the old pods its strategy lets it
+//! remove before a new one is ready, and every new pod is refused (`workloads/rollout.rs` counts
+//! those removals, not replaced). Every running pod of the workload is reported in
+//! `podSecurityViolations`: none of them can be replaced any more.
+
+use serde_json::Value as Json;
 
 use crate::cluster::object::Spec;
-use crate::cluster::pod_security::{Check, Level};
-use crate::cluster::{ClusterView, Object};
+use crate::cluster::pod_security::{Check, Level, Violations};
+use crate::cluster::{ClusterView, Object, ObjectKey};
+use crate::eval::Found;
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
 use crate::impact::report::PodSecurityViolation;
@@ -182,4 +195,88 @@ fn other_labels_changed(old: &Object, new: &Object) -> bool {
         labels
     };
     others(old) != others(new)
+}
+
+/// Why PodSecurity admission refuses the pods of a workload's new template.
+#[derive(Debug)]
+pub(crate) struct TemplateRefusal {
+    /// The namespace's enforce level.
+    pub level: Level,
+    /// PodSecurity's reasons the template fails it.
+    pub reasons: Vec<String>,
+}
+
+/// The enforce level of `namespace`, as the model holds the Namespace (`None` without a level
+/// that refuses anything, or without the Namespace).
+fn namespace_level(view: &dyn ClusterView, namespace: &str) -> Option<Level> {
+    let namespace = view.get(&ObjectKey::new("", "Namespace", "", namespace))?;
+    match enforced(namespace) {
+        Enforced::Level(level) if level > Level::Privileged => Some(level),
+        _ => None,
+    }
+}
+
+/// The refusal of the subject workload's new pod template (`spec.template` of the request's
+/// `object`) by its namespace's enforce level, if it fails it. The template is read only when
+/// the namespace enforces a level.
+pub(crate) fn template_refused(view: &dyn ClusterView, subject: &Subject) -> Option<TemplateRefusal> {
+    let level = namespace_level(view, &subject.key.namespace)?;
+    let parsed: Json;
+    let template = match subject.object_at(&["spec", "template"])? {
+        Found::Tree(template) => template,
+        Found::Text(text) => {
+            parsed = serde_json::from_str(text).ok()?;
+            &parsed
+        }
+    };
+    let violations = Violations::of_pod(template.get("metadata"), template.get("spec"));
+    (!violations.allowed_at(level)).then(|| TemplateRefusal {
+        level,
+        reasons: reasons(violations, level),
+    })
+}
+
+fn reasons(violations: Violations, level: Level) -> Vec<String> {
+    violations
+        .failed_at(level)
+        .into_iter()
+        .map(Check::reason)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Records the running pods of `workload`, whose new template is refused, as pods none of which
+/// can be replaced, and says what the rollout does: `removed` of them are gone for good.
+pub(crate) fn template_refusal(
+    workload: &Object,
+    pods: &[&Object],
+    removed: usize,
+    refusal: &TemplateRefusal,
+    effects: &mut Effects,
+) {
+    let key = &workload.key;
+    let level = refusal.level.as_str();
+    let rollout = match removed {
+        0 => "the rollout stalls before it removes any pod".to_owned(),
+        1 => "the rollout stalls after removing 1 pod, which is not replaced".to_owned(),
+        n => format!("the rollout stalls after removing {n} pods, which are not replaced"),
+    };
+    effects.note(format!(
+        "the new pod template of {key} fails Pod Security level {level} of Namespace {} ({}): kube-apiserver refuses every pod of it, so {rollout}, and none of its pods can be replaced until the template meets the level",
+        key.namespace,
+        refusal.reasons.join(", ")
+    ));
+    let controller = format!("{} {}/{}", key.kind, key.namespace, key.name);
+    let mut refused: Vec<PodSecurityViolation> = pods
+        .iter()
+        .map(|pod| PodSecurityViolation {
+            namespace: key.namespace.to_string(),
+            pod: pod.key.name.to_string(),
+            controller: controller.clone(),
+            level: level.to_owned(),
+            reasons: refusal.reasons.clone(),
+        })
+        .collect();
+    refused.sort_by(|a, b| a.pod.cmp(&b.pod));
+    effects.pod_security.append(&mut refused);
 }

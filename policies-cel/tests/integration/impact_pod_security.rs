@@ -244,3 +244,162 @@ fn without_an_old_object_the_level_before_is_the_models() {
     let impact = estimate(&relabel("shop", None, &[(ENFORCE, "restricted")]), &cluster);
     assert_eq!(impact.pod_security_violations.len(), 1);
 }
+
+/// A workload of `kind` (`Deployment`, `StatefulSet`, `DaemonSet`) `web` in `shop` with
+/// `replicas` plain pods (ReplicaSet `web-1` between a Deployment and its pods), `extra` merged
+/// into its spec.
+fn workload(kind: &str, replicas: usize, extra: Value) -> Vec<Value> {
+    let template = json!({"metadata": {"labels": {"app": "web"}}, "spec": plain()});
+    let mut spec = json!({"selector": {"matchLabels": {"app": "web"}}, "template": template});
+    if kind != "DaemonSet" {
+        spec["replicas"] = json!(replicas);
+    }
+    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
+        spec.extend(extra.clone());
+    }
+    let object = json!({"apiVersion": "apps/v1", "kind": kind,
+        "metadata": {"name": "web", "namespace": "shop", "uid": "uid-web"}, "spec": spec});
+    let mut objects = vec![object];
+    let owner = if kind == "Deployment" {
+        objects.push(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "uid-web-1", "labels": {"app": "web"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": true}]},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": template}}));
+        ("ReplicaSet", "web-1")
+    } else {
+        (kind, "web")
+    };
+    for n in 0..replicas {
+        let name = if kind == "Deployment" {
+            format!("web-1-{n}")
+        } else {
+            format!("web-{n}")
+        };
+        let mut p = pod("shop", &name, Some(owner), plain());
+        p["metadata"]["labels"] = json!({"app": "web"});
+        p["metadata"]["ownerReferences"][0]["uid"] = json!(format!("uid-{}", owner.1));
+        p["spec"]["nodeName"] = json!(format!("node-{n}"));
+        objects.push(p);
+    }
+    objects
+}
+
+/// An UPDATE of the workload `objects[0]` to a pod template with `pod_spec`.
+fn roll_to(objects: &[Value], pod_spec: Value) -> policies_cel::Request {
+    let old = objects[0].clone();
+    let mut new = old.clone();
+    new["spec"]["template"]["spec"] = pod_spec;
+    let kind = old["kind"].as_str().unwrap_or_default().to_owned();
+    let plural = format!("{}s", kind.to_lowercase());
+    review(
+        "UPDATE",
+        ("apps", "v1", &plural),
+        &kind,
+        "shop",
+        "web",
+        json!({"object": new, "oldObject": old}),
+    )
+}
+
+fn privileged() -> Value {
+    json!({"containers": [{"name": "app", "image": "app:2", "securityContext": {"privileged": true}}]})
+}
+
+fn lost_for_good(impact: &Impact) -> Vec<&str> {
+    impact
+        .pods
+        .iter()
+        .filter(|p| !p.replaced)
+        .map(|p| p.name.as_str())
+        .collect()
+}
+
+#[test]
+fn a_rollout_the_namespace_level_refuses_removes_what_its_strategy_allows_and_replaces_nothing() {
+    let in_baseline = |objects: Vec<Value>| {
+        let mut all = vec![namespace("shop", &[(ENFORCE, "baseline")])];
+        all.extend(objects);
+        all
+    };
+    // Deployment, 25%/25% of 4: the old ReplicaSet goes down to 3; nothing new comes.
+    let objects = workload("Deployment", 4, json!({}));
+    let impact = estimate(
+        &roll_to(&objects, privileged()),
+        &model(in_baseline(objects.clone())),
+    );
+    assert_eq!(lost_for_good(&impact), ["web-1-0"]);
+    assert_eq!((impact.summary.deleted, impact.summary.pods_disrupted), (1, 1));
+    assert_eq!(impact.workloads[0].ready_after, 3, "{:?}", impact.workloads);
+    let listed: Vec<(&str, &str, &str, Vec<&str>)> = refused(&impact);
+    assert_eq!(listed.len(), 4);
+    assert_eq!(
+        listed[0],
+        ("web-1-0", "Deployment shop/web", "baseline", vec!["privileged"])
+    );
+    assert!(
+        impact.notes.iter().any(|n| n
+            .contains("fails Pod Security level baseline of Namespace shop (privileged)")
+            && n.contains("stalls after removing 1 pod, which is not replaced")),
+        "{:?}",
+        impact.notes
+    );
+    // Recreate: every pod goes; the workload is down for good.
+    let objects = workload("Deployment", 3, json!({"strategy": {"type": "Recreate"}}));
+    let impact = estimate(
+        &roll_to(&objects, privileged()),
+        &model(in_baseline(objects.clone())),
+    );
+    assert_eq!(lost_for_good(&impact).len(), 3);
+    assert_eq!(impact.summary.workloads_down, 1);
+    // maxUnavailable 0: the rollout stalls before removing anything, the pods still count.
+    let objects = workload(
+        "Deployment",
+        3,
+        json!({"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}}),
+    );
+    let impact = estimate(
+        &roll_to(&objects, privileged()),
+        &model(in_baseline(objects.clone())),
+    );
+    assert!(impact.pods.is_empty(), "{:?}", impact.pods);
+    assert_eq!(refused(&impact).len(), 3);
+    // A StatefulSet: its highest ordinal goes and is not created again.
+    let objects = workload("StatefulSet", 3, json!({"serviceName": "web"}));
+    let impact = estimate(
+        &roll_to(&objects, privileged()),
+        &model(in_baseline(objects.clone())),
+    );
+    assert_eq!(lost_for_good(&impact), ["web-2"]);
+    // A DaemonSet with a surge creates first: nothing goes.
+    let objects = workload(
+        "DaemonSet",
+        3,
+        json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}}),
+    );
+    let impact = estimate(
+        &roll_to(&objects, privileged()),
+        &model(in_baseline(objects.clone())),
+    );
+    assert!(impact.pods.is_empty(), "{:?}", impact.pods);
+    assert_eq!(refused(&impact).len(), 3);
+}
+
+#[test]
+fn a_rollout_the_level_admits_or_a_namespace_without_a_level_rolls_as_usual() {
+    let admitted = json!({"containers": [{"name": "app", "image": "app:2",
+        "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE"]}}}]});
+    for (labels, spec) in [
+        (vec![(ENFORCE, "baseline")], admitted),
+        (vec![], privileged()),
+        (vec![(ENFORCE, "privileged")], privileged()),
+    ] {
+        let objects = workload("Deployment", 4, json!({}));
+        let mut all = vec![namespace("shop", &labels)];
+        all.extend(objects.clone());
+        let impact = estimate(&roll_to(&objects, spec), &model(all));
+        assert!(impact.pod_security_violations.is_empty(), "{labels:?}");
+        // Every pod replaced, none lost for good.
+        assert_eq!(impact.pods.len(), 4, "{labels:?}");
+        assert!(lost_for_good(&impact).is_empty(), "{labels:?}");
+    }
+}

@@ -1,7 +1,8 @@
 //! Workload changes: scale-downs (StatefulSet ordinals and claim retention, budgets of each
 //! form), and rollouts (Deployment rolling updates with integer and percentage maxSurge and
 //! maxUnavailable, Recreate, a paused Deployment; StatefulSet rolling updates, partitions and
-//! OnDelete; DaemonSet rolling updates with maxUnavailable and maxSurge).
+//! OnDelete; DaemonSet rolling updates with maxUnavailable and maxSurge), and rollouts of a
+//! template the namespace's Pod Security level refuses.
 
 use serde_json::json;
 
@@ -56,9 +57,56 @@ fn agent(ns: &str, strategy: &str) -> String {
     )
 }
 
+/// `ns` enforcing Pod Security level `level` (server-side applied over the scenario's namespace).
+fn enforcing(ns: &str, level: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}, labels: {{pod-security.kubernetes.io/enforce: {level}}}}}\n"
+    )
+}
+
+/// A template change the baseline level refuses (the host's PID namespace): PodSecurity warns
+/// about the workload and refuses every pod of the new template.
+fn roll_refused(kind: Kind, name: &str) -> Request {
+    Request::Patch {
+        kind,
+        name: named(name),
+        patch: json!({"spec": {"template": {"spec": {"hostPID": true}}}}),
+    }
+}
+
 /// The scale and rollout scenarios.
 pub fn scenarios() -> Vec<Scenario> {
     vec![
+        Scenario::new(
+            "rollout/deployment-refused-by-pod-security",
+            "Deployment rollout to a template the namespace's baseline level refuses: the old ReplicaSet goes down by maxUnavailable, no new pod comes",
+            roll_refused(DEPLOYMENT, "web"),
+        )
+        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), web_with(ns, 4, "", "maxUnavailable: 1"))),
+        Scenario::new(
+            "rollout/deployment-recreate-refused-by-pod-security",
+            "Recreate rollout to a template the namespace's baseline level refuses: every pod goes, none comes back",
+            roll_refused(DEPLOYMENT, "web"),
+        )
+        .stage(|ns| {
+            format!(
+                "{}{}",
+                enforcing(ns, "baseline"),
+                web_with(ns, 3, "strategy: {type: Recreate}", "minAvailable: 1")
+            )
+        }),
+        Scenario::new(
+            "rollout/statefulset-refused-by-pod-security",
+            "StatefulSet rolling update to a template the namespace's baseline level refuses: the highest ordinal goes and is not recreated",
+            roll_refused(STATEFUL_SET, "cache"),
+        )
+        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), cache(ns, ""))),
+        Scenario::new(
+            "rollout/daemonset-refused-by-pod-security",
+            "DaemonSet rolling update to a template the namespace's baseline level refuses: one node's pod goes, none replaces it",
+            roll_refused(DAEMON_SET, "agent"),
+        )
+        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), agent(ns, ""))),
         Scenario::new(
             "scale/statefulset-down-quorum",
             "scale StatefulSet 3 → 1: the highest ordinals go, claims retained, quorum lost",

@@ -6,7 +6,9 @@
 //! The current workload and its pods come from the model; the new state from the request's
 //! `object` (projected with Kubernetes' defaults), or, for `scale`, the model's workload with the
 //! Scale's `spec.replicas`. Template changes are seen by comparing `spec.template` of `oldObject`
-//! and `object`, since the slim model keeps no templates.
+//! and `object`, since the slim model keeps no templates. A new template the namespace's Pod
+//! Security level refuses rolls out only as far as removing old pods goes
+//! ([`rollout::roll_refused`], `impact/pod_security.rs`).
 
 mod rollout;
 mod scale;
@@ -19,6 +21,7 @@ use crate::cluster::{ClusterModel, ClusterView, Object, Spec, UNREAD_BY_WORKLOAD
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
+use crate::impact::pod_security;
 use crate::impact::subject::Subject;
 
 /// What a request changes about one workload.
@@ -66,12 +69,25 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         }
         pods
     };
-    if change.template_changed {
-        rollout::roll(&change, &survivors, effects);
-    } else if change.to == change.from {
-        note_unchanged(&change, effects);
+    let refusal = change
+        .template_changed
+        .then(|| pod_security::template_refused(view, subject))
+        .flatten();
+    let mut removed = Vec::new();
+    match &refusal {
+        Some(refusal) => {
+            removed = rollout::roll_refused(&change, &survivors, refusal.level.as_str(), effects);
+            pod_security::template_refusal(current, &survivors, removed.len(), refusal, effects);
+        }
+        None if change.template_changed => rollout::roll(&change, &survivors, effects),
+        None if change.to == change.from => note_unchanged(&change, effects),
+        None => {}
     }
-    let ready = survivors.iter().filter(|p| healthy(p)).count();
+    // A refused rollout settles with the pods it removed gone; any other with every pod back.
+    let ready = survivors
+        .iter()
+        .filter(|p| healthy(p) && !removed.iter().any(|r| r.key == p.key))
+        .count();
     effects.settles_at.insert(current.key.clone(), ready);
 }
 

@@ -13,13 +13,20 @@
 //!
 //! Pods that are not ready are replaced first and count as down; ready pods are taken in a
 //! deterministic order (by name, StatefulSets by descending ordinal).
+//!
+//! A template the namespace's Pod Security level refuses ([`roll_refused`]): the controller
+//! removes what its strategy lets it remove before a new pod is ready, and no new pod comes —
+//! a Deployment's old ReplicaSet is scaled down to `replicas - maxUnavailable` (its lowest-ranked
+//! pods, as any scale-down), Recreate removes every pod, a StatefulSet its highest updated
+//! ordinal(s), a DaemonSet its not-ready pods and `maxUnavailable` ready ones (none with a
+//! surge); a paused Deployment, OnDelete and a ReplicaSet remove nothing now.
 
 use crate::cluster::Object;
 use crate::cluster::object::{DeploymentStrategy, IntOrPercent, Spec, StatefulSetStrategy};
 use crate::impact::consequences::{healthy, scaled};
 use crate::impact::effects::Effects;
 use crate::impact::workloads::Change;
-use crate::impact::workloads::scale::ordinal;
+use crate::impact::workloads::scale::{by_rank, ordinal};
 
 /// Rolls the new template out over `pods` (the pods that remain after any scale-down).
 pub(super) fn roll(change: &Change, pods: &[&Object], effects: &mut Effects) {
@@ -57,6 +64,96 @@ pub(super) fn roll(change: &Change, pods: &[&Object], effects: &mut Effects) {
         Spec::DaemonSet { max_unavailable, max_surge, .. } => roll_daemons(change, pods, *max_unavailable, *max_surge, effects),
         _ => {}
     }
+}
+
+/// Rolls a new template that PodSecurity admission refuses over `pods`: removes (for good) what
+/// the strategy removes before a new pod would be ready; returns the pods removed.
+pub(super) fn roll_refused<'a>(
+    change: &Change,
+    pods: &[&'a Object],
+    level: &str,
+    effects: &mut Effects,
+) -> Vec<&'a Object> {
+    let key = &change.current.key;
+    let desired = usize::try_from(change.to).unwrap_or(0);
+    let removed: Vec<&Object> = match &change.desired {
+        Spec::Deployment { paused: true, .. } => {
+            effects.note(format!(
+                "{key} is paused: its refused pod template rolls out only once it is resumed"
+            ));
+            Vec::new()
+        }
+        Spec::Deployment {
+            strategy: DeploymentStrategy::Recreate,
+            ..
+        } => pods.to_vec(),
+        Spec::Deployment {
+            strategy:
+                DeploymentStrategy::RollingUpdate {
+                    max_unavailable,
+                    max_surge,
+                },
+            ..
+        } => {
+            // The old ReplicaSet goes down to what must stay available; the new one never
+            // gets a pod to be available with.
+            let (unavailable, _) = fenceposts(*max_surge, *max_unavailable, desired);
+            by_rank(pods.to_vec(), desired.saturating_sub(unavailable)).0
+        }
+        Spec::StatefulSet {
+            strategy:
+                StatefulSetStrategy::RollingUpdate {
+                    partition,
+                    max_unavailable,
+                },
+            ..
+        } => {
+            let at_once = scaled(*max_unavailable, desired, false).max(1);
+            let first = change.ordinal_start.saturating_add((*partition).max(0));
+            let mut updated: Vec<&Object> = pods
+                .iter()
+                .copied()
+                .filter(|p| ordinal(key, p).is_some_and(|n| n >= first))
+                .collect();
+            updated.sort_by_key(|p| std::cmp::Reverse(ordinal(key, p)));
+            updated.truncate(at_once);
+            updated
+        }
+        Spec::DaemonSet {
+            max_unavailable,
+            max_surge,
+            ..
+        } if !change.on_delete => {
+            let scheduled = pods.len();
+            if scaled(*max_surge, scheduled, true) > 0 {
+                Vec::new()
+            } else {
+                // Pods not ready go first and use up the budget; ready ones fill the rest.
+                let budget = scaled(*max_unavailable, scheduled, true);
+                let mut ready_left = budget.saturating_sub(scheduled - ready_count(pods));
+                let mut removed = Vec::new();
+                for pod in pods {
+                    if !healthy(pod) {
+                        removed.push(*pod);
+                    } else if ready_left > 0 {
+                        ready_left -= 1;
+                        removed.push(*pod);
+                    }
+                }
+                removed
+            }
+        }
+        // OnDelete, a ReplicaSet: nothing is replaced now; the next pod they create is refused.
+        _ => Vec::new(),
+    };
+    let reason = format!(
+        "rollout of a pod template Pod Security level {level} refuses: removed, and no new pod can replace it"
+    );
+    for pod in &removed {
+        effects.delete(pod, reason.clone());
+        effects.stop(pod, false, true, reason.clone());
+    }
+    removed
 }
 
 /// Kubernetes' `ResolveFenceposts`: (maxUnavailable, maxSurge) as pod counts of `desired`.

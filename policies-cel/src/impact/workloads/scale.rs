@@ -74,7 +74,7 @@ fn removal_rank(pod: &Object, colocated: &BTreeMap<&str, usize>) -> (u8, u8, u8,
 }
 
 /// Splits `pods` into the lowest-ranked surplus over `keep` and the rest.
-fn by_rank(mut pods: Vec<&Object>, keep: usize) -> (Vec<&Object>, Vec<&Object>) {
+pub(super) fn by_rank(mut pods: Vec<&Object>, keep: usize) -> (Vec<&Object>, Vec<&Object>) {
     let mut colocated: BTreeMap<&str, usize> = BTreeMap::new();
     for node in pods.iter().filter_map(|p| p.pod()?.node.as_deref()) {
         *colocated.entry(node).or_default() += 1;

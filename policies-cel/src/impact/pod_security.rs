@@ -138,12 +138,7 @@ fn refused_pods(view: &dyn ClusterView, namespace: &str, before: Level, after: L
             pod: object.key.name.to_string(),
             controller: format!("{} {namespace}/{}", controller.kind, controller.name),
             level: after.as_str().to_owned(),
-            reasons: violations
-                .failed_at(after)
-                .into_iter()
-                .map(Check::reason)
-                .map(str::to_owned)
-                .collect(),
+            reasons: reasons(violations, after),
         });
     }
     if uncontrolled > 0 {
@@ -236,6 +231,7 @@ pub(crate) fn template_refused(view: &dyn ClusterView, subject: &Subject) -> Opt
     })
 }
 
+/// PodSecurity's reasons the checks `violations` hold fail `level`.
 fn reasons(violations: Violations, level: Level) -> Vec<String> {
     violations
         .failed_at(level)
@@ -257,9 +253,9 @@ pub(crate) fn template_refusal(
     let key = &workload.key;
     let level = refusal.level.as_str();
     let rollout = match removed {
-        0 => "the rollout stalls before it removes any pod".to_owned(),
-        1 => "the rollout stalls after removing 1 pod, which is not replaced".to_owned(),
-        n => format!("the rollout stalls after removing {n} pods, which are not replaced"),
+        0 => "no old pod is removed for it now".to_owned(),
+        1 => "the rollout removes 1 old pod, which is not replaced, and stalls".to_owned(),
+        n => format!("the rollout removes {n} old pods, which are not replaced, and stalls"),
     };
     effects.note(format!(
         "the new pod template of {key} fails Pod Security level {level} of Namespace {} ({}): kube-apiserver refuses every pod of it, so {rollout}, and none of its pods can be replaced until the template meets the level",

@@ -339,7 +339,7 @@ fn a_rollout_the_namespace_level_refuses_removes_what_its_strategy_allows_and_re
     assert!(
         impact.notes.iter().any(|n| n
             .contains("fails Pod Security level baseline of Namespace shop (privileged)")
-            && n.contains("stalls after removing 1 pod, which is not replaced")),
+            && n.contains("the rollout removes 1 old pod, which is not replaced, and stalls")),
         "{:?}",
         impact.notes
     );

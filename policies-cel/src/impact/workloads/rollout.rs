@@ -108,15 +108,8 @@ pub(super) fn roll_refused<'a>(
                 },
             ..
         } => {
-            let at_once = scaled(*max_unavailable, desired, false).max(1);
-            let first = change.ordinal_start.saturating_add((*partition).max(0));
-            let mut updated: Vec<&Object> = pods
-                .iter()
-                .copied()
-                .filter(|p| ordinal(key, p).is_some_and(|n| n >= first))
-                .collect();
-            updated.sort_by_key(|p| std::cmp::Reverse(ordinal(key, p)));
-            updated.truncate(at_once);
+            let (_, mut updated) = stateful_updated(change, pods, *partition);
+            updated.truncate(stateful_at_once(change, *max_unavailable));
             updated
         }
         Spec::DaemonSet {
@@ -167,6 +160,26 @@ fn fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent, desired: u
     }
 }
 
+/// How many StatefulSet members a rolling update replaces at a time: `maxUnavailable` of the
+/// replicas, rounded down, at least 1.
+fn stateful_at_once(change: &Change, max_unavailable: IntOrPercent) -> usize {
+    scaled(max_unavailable, usize::try_from(change.to).unwrap_or(0), false).max(1)
+}
+
+/// The first ordinal a rolling update with `partition` replaces, and the pods it replaces,
+/// highest ordinal first.
+fn stateful_updated<'a>(change: &Change, pods: &[&'a Object], partition: i64) -> (i64, Vec<&'a Object>) {
+    let set = &change.current.key;
+    let first = change.ordinal_start.saturating_add(partition.max(0));
+    let mut updated: Vec<&Object> = pods
+        .iter()
+        .copied()
+        .filter(|p| ordinal(set, p).is_some_and(|n| n >= first))
+        .collect();
+    updated.sort_by_key(|p| std::cmp::Reverse(ordinal(set, p)));
+    (first, updated)
+}
+
 /// Ordinals at or above the partition are replaced, highest first, `maxUnavailable` at a time.
 fn roll_stateful(
     change: &Change,
@@ -176,15 +189,8 @@ fn roll_stateful(
     effects: &mut Effects,
 ) {
     let set = &change.current.key;
-    let replicas = usize::try_from(change.to).unwrap_or(0);
-    let at_once = scaled(max_unavailable, replicas, false).max(1);
-    let first = change.ordinal_start.saturating_add(partition.max(0));
-    let mut updated: Vec<&Object> = pods
-        .iter()
-        .copied()
-        .filter(|p| ordinal(set, p).is_some_and(|n| n >= first))
-        .collect();
-    updated.sort_by_key(|p| std::cmp::Reverse(ordinal(set, p)));
+    let at_once = stateful_at_once(change, max_unavailable);
+    let (first, updated) = stateful_updated(change, pods, partition);
     if partition > 0 {
         effects.note(format!(
             "{set}: partition {partition} keeps ordinals below {first} on the old template"

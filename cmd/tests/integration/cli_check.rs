@@ -424,3 +424,19 @@ fn jsonpath_output_prints_the_matches_like_kubectl() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("invalid jsonpath"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_namespace_manifest_raising_its_pod_security_level_is_judged_against_its_pods() {
+    // A what-if from a manifest: the Namespace as the cluster has it is the oldObject, labels
+    // included, so the raise is seen.
+    let dir = temp_files(&[(
+        "namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: databases\n  labels:\n    \
+         kubernetes.io/metadata.name: databases\n    team: data-platform\n    \
+         pod-security.kubernetes.io/enforce: restricted\n",
+    )]);
+    let manifest = dir.path().join("namespace.yaml");
+    let out = check(&["-f", manifest.to_str().unwrap(), "--cluster", DATABASE]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    insta::assert_snapshot!("check_namespace_pod_security_text", stdout(&out));
+}

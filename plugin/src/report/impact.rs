@@ -241,7 +241,7 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
     );
     add(
         format!(
-            "pods their namespace's Pod Security level refuses ({})",
+            "pods whose replacements Pod Security refuses ({})",
             impact.pod_security_violations.len()
         ),
         impact
@@ -249,7 +249,7 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .iter()
             .map(|v| {
                 format!(
-                    "{}/{} fails {}: {} (controller: {}){}",
+                    "{}/{}: level {} refuses its replacement ({}; controller: {}){}",
                     v.namespace,
                     v.pod,
                     v.level,

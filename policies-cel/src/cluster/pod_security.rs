@@ -154,7 +154,7 @@ impl Check {
     }
 
     /// The level that enforces it.
-    pub fn level(self) -> Level {
+    pub const fn level(self) -> Level {
         match self {
             Check::AllowPrivilegeEscalation
             | Check::CapabilitiesRestricted
@@ -244,21 +244,21 @@ const fn mask(checks: &[Check]) -> u32 {
     bits
 }
 
+/// The checks of `level` itself (a restricted check is not run at baseline).
+const fn of_level(level: Level) -> u32 {
+    let mut bits = 0;
+    let mut i = 0;
+    while i < Check::ALL.len() {
+        if Check::ALL[i].level() as u8 == level as u8 {
+            bits |= Check::ALL[i].bit();
+        }
+        i += 1;
+    }
+    bits
+}
+
 /// The checks `baseline` runs.
-const BASELINE: u32 = mask(&[
-    Check::AppArmorProfile,
-    Check::CapabilitiesBaseline,
-    Check::HostNamespaces,
-    Check::HostPathVolumes,
-    Check::HostPorts,
-    Check::HostProbesAndHostLifecycle,
-    Check::Privileged,
-    Check::ProcMount,
-    Check::SeLinuxOptions,
-    Check::SeccompProfileBaseline,
-    Check::Sysctls,
-    Check::WindowsHostProcess,
-]);
+const BASELINE: u32 = of_level(Level::Baseline);
 
 /// The baseline checks a restricted check overrides at `restricted`.
 const OVERRIDDEN: u32 = mask(&[
@@ -269,16 +269,7 @@ const OVERRIDDEN: u32 = mask(&[
 ]);
 
 /// The checks `restricted` runs: the restricted ones and the baseline ones not overridden.
-const RESTRICTED: u32 = (BASELINE & !OVERRIDDEN)
-    | mask(&[
-        Check::AllowPrivilegeEscalation,
-        Check::CapabilitiesRestricted,
-        Check::ProcMountRestricted,
-        Check::RestrictedVolumes,
-        Check::RunAsNonRoot,
-        Check::RunAsUser,
-        Check::SeccompProfileRestricted,
-    ]);
+const RESTRICTED: u32 = (BASELINE & !OVERRIDDEN) | of_level(Level::Restricted);
 
 /// The checks a pod fails, as a bit set (Copy, 4 bytes: it is kept for every pod in the model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

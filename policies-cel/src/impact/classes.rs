@@ -16,9 +16,7 @@ use crate::cluster::{ClusterView, Object};
 use crate::impact::effects::Effects;
 use crate::impact::report::LostClass;
 use crate::impact::subject::Subject;
-
-/// The controllers a note names before it counts the rest.
-const MAX_NAMED: usize = 5;
+use crate::impact::wording::{RunningPods, running_pods, some_of};
 
 /// Records the running, controlled pods that name the subject class of `kind` (a DELETE).
 pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind, effects: &mut Effects) {
@@ -56,21 +54,12 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
         return;
     }
     lost.sort_by(|a, b| (&a.namespace, &a.pod).cmp(&(&b.namespace, &b.pod)));
-    let mut controllers: Vec<&str> = lost.iter().map(|l| l.controller.as_str()).collect();
-    controllers.sort_unstable();
-    controllers.dedup();
-    let controllers = match controllers.len() {
-        n if n > MAX_NAMED => format!(
-            "{} and {} more",
-            controllers[..MAX_NAMED].join(", "),
-            n - MAX_NAMED
-        ),
-        _ => controllers.join(", "),
-    };
-    let (pods, they, none) = match lost.len() {
-        1 => ("1 running pod".to_owned(), "it keeps", "it cannot"),
-        n => (format!("{n} running pods"), "they keep", "none of them can"),
-    };
+    let controllers = some_of(lost.iter().map(|l| l.controller.as_str()));
+    let RunningPods {
+        count: pods,
+        they_keep: they,
+        none_can: none,
+    } = running_pods(lost.len());
     effects.note(format!(
         "{} {class} is named by {pods} of {}: {they} running, but kube-apiserver admits no new pod naming a {} that does not exist, so {none} be replaced until it exists again",
         kind.kind(),

@@ -28,6 +28,7 @@ mod slices;
 pub(crate) mod subject;
 mod unconfirmed;
 mod volumes;
+mod wording;
 mod workloads;
 
 pub use fields::ImpactFields;

@@ -32,6 +32,7 @@ use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
 use crate::impact::report::PodSecurityViolation;
 use crate::impact::subject::Subject;
+use crate::impact::wording::{RunningPods, running_pods, some_of};
 
 /// The label that sets the level PodSecurity enforces in a namespace.
 pub(crate) const ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
@@ -39,8 +40,6 @@ pub(crate) const ENFORCE_LABEL: &str = "pod-security.kubernetes.io/enforce";
 const ENFORCE_VERSION_LABEL: &str = "pod-security.kubernetes.io/enforce-version";
 /// The prefix of every PodSecurity label.
 const LABEL_PREFIX: &str = "pod-security.kubernetes.io/";
-/// The controllers a note names before it counts the rest.
-const MAX_NAMED: usize = 5;
 
 /// The enforce level a Namespace's labels set.
 enum Enforced {
@@ -155,23 +154,14 @@ fn refused_pods(view: &dyn ClusterView, namespace: &str, before: Level, after: L
         return;
     }
     refused.sort_by(|a, b| a.pod.cmp(&b.pod));
-    let mut controllers: Vec<&str> = refused.iter().map(|r| r.controller.as_str()).collect();
-    controllers.sort_unstable();
-    controllers.dedup();
-    let controllers = match controllers.len() {
-        n if n > MAX_NAMED => format!(
-            "{} and {} more",
-            controllers[..MAX_NAMED].join(", "),
-            n - MAX_NAMED
-        ),
-        _ => controllers.join(", "),
-    };
-    let (pods, they, none) = match refused.len() {
-        1 => ("1 running pod".to_owned(), "it keeps", "it cannot"),
-        n => (format!("{n} running pods"), "they keep", "none of them can"),
-    };
+    let controllers = some_of(refused.iter().map(|r| r.controller.as_str()));
+    let RunningPods {
+        count,
+        they_keep,
+        none_can,
+    } = running_pods(refused.len());
     effects.note(format!(
-        "Pod Security level {} in Namespace {namespace} refuses {pods} of {controllers}: {they} running, but kube-apiserver admits no new pod that fails the level, so {none} be replaced or rolled out until the level comes down or the templates meet it (PodSecurity exemptions in kube-apiserver's configuration are not visible)",
+        "Pod Security level {} in Namespace {namespace} refuses {count} of {controllers}: {they_keep} running, but kube-apiserver admits no new pod that fails the level, so {none_can} be replaced or rolled out until the level comes down or the templates meet it (PodSecurity exemptions in kube-apiserver's configuration are not visible)",
         after.as_str()
     ));
     effects.pod_security.append(&mut refused);

@@ -78,36 +78,6 @@ fn roll_refused(kind: Kind, name: &str) -> Request {
 pub fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario::new(
-            "rollout/deployment-refused-by-pod-security",
-            "Deployment rollout to a template the namespace's baseline level refuses: the old ReplicaSet goes down by maxUnavailable, no new pod comes",
-            roll_refused(DEPLOYMENT, "web"),
-        )
-        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), web_with(ns, 4, "", "maxUnavailable: 1"))),
-        Scenario::new(
-            "rollout/deployment-recreate-refused-by-pod-security",
-            "Recreate rollout to a template the namespace's baseline level refuses: every pod goes, none comes back",
-            roll_refused(DEPLOYMENT, "web"),
-        )
-        .stage(|ns| {
-            format!(
-                "{}{}",
-                enforcing(ns, "baseline"),
-                web_with(ns, 3, "strategy: {type: Recreate}", "minAvailable: 1")
-            )
-        }),
-        Scenario::new(
-            "rollout/statefulset-refused-by-pod-security",
-            "StatefulSet rolling update to a template the namespace's baseline level refuses: the highest ordinal goes and is not recreated",
-            roll_refused(STATEFUL_SET, "cache"),
-        )
-        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), cache(ns, ""))),
-        Scenario::new(
-            "rollout/daemonset-refused-by-pod-security",
-            "DaemonSet rolling update to a template the namespace's baseline level refuses: one node's pod goes, none replaces it",
-            roll_refused(DAEMON_SET, "agent"),
-        )
-        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), agent(ns, ""))),
-        Scenario::new(
             "scale/statefulset-down-quorum",
             "scale StatefulSet 3 → 1: the highest ordinals go, claims retained, quorum lost",
             scale(STATEFUL_SET, "db", 1),
@@ -252,5 +222,35 @@ pub fn scenarios() -> Vec<Scenario> {
                 "updateStrategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}",
             )
         }),
+        Scenario::new(
+            "rollout/deployment-refused-by-pod-security",
+            "Deployment rollout to a template the namespace's baseline level refuses: the old ReplicaSet goes down by maxUnavailable, no new pod comes",
+            roll_refused(DEPLOYMENT, "web"),
+        )
+        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), web_with(ns, 4, "", "maxUnavailable: 1"))),
+        Scenario::new(
+            "rollout/deployment-recreate-refused-by-pod-security",
+            "Recreate rollout to a template the namespace's baseline level refuses: every pod goes, none comes back",
+            roll_refused(DEPLOYMENT, "web"),
+        )
+        .stage(|ns| {
+            format!(
+                "{}{}",
+                enforcing(ns, "baseline"),
+                web_with(ns, 3, "strategy: {type: Recreate}", "minAvailable: 1")
+            )
+        }),
+        Scenario::new(
+            "rollout/statefulset-refused-by-pod-security",
+            "StatefulSet rolling update to a template the namespace's baseline level refuses: the highest ordinal goes and is not recreated",
+            roll_refused(STATEFUL_SET, "cache"),
+        )
+        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), cache(ns, ""))),
+        Scenario::new(
+            "rollout/daemonset-refused-by-pod-security",
+            "DaemonSet rolling update to a template the namespace's baseline level refuses: one node's pod goes, none replaces it",
+            roll_refused(DAEMON_SET, "agent"),
+        )
+        .stage(|ns| format!("{}{}", enforcing(ns, "baseline"), agent(ns, ""))),
     ]
 }

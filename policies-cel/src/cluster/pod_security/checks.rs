@@ -19,6 +19,8 @@ pub(super) struct Pod<'a> {
     pub(super) windows: bool,
     /// `spec.hostUsers` is `false`: the pod has its own user namespace.
     pub(super) user_namespace: bool,
+    /// Every container, found once for all the checks.
+    containers: Vec<Container<'a>>,
 }
 
 impl<'a> Pod<'a> {
@@ -30,20 +32,21 @@ impl<'a> Pod<'a> {
             security_context: object(spec, "securityContext"),
             windows: text(object(spec, "os"), "name") == Some("windows"),
             user_namespace: flag(spec, "hostUsers") == Some(false),
+            // As PodSecurity visits them: init containers, containers, ephemeral containers.
+            containers: ["initContainers", "containers", "ephemeralContainers"]
+                .into_iter()
+                .flat_map(|list| objects(spec, list))
+                .map(|fields| Container {
+                    fields,
+                    security_context: object(Some(fields), "securityContext"),
+                })
+                .collect(),
         }
     }
 
-    /// Every container, as PodSecurity visits them: init containers, containers, ephemeral
-    /// containers.
-    fn containers(&self) -> impl Iterator<Item = Container<'a>> + use<'a> {
-        let spec = self.spec;
-        ["initContainers", "containers", "ephemeralContainers"]
-            .into_iter()
-            .flat_map(move |list| objects(spec, list))
-            .map(|fields| Container {
-                fields,
-                security_context: object(Some(fields), "securityContext"),
-            })
+    /// Every container (init, regular and ephemeral).
+    fn containers(&self) -> impl Iterator<Item = Container<'a>> + '_ {
+        self.containers.iter().copied()
     }
 
     /// `spec.volumes`.

@@ -4,6 +4,14 @@ use serde_json::json;
 
 use super::*;
 
+/// The restricted checks a pod that sets nothing fails: what restricted requires be set.
+const UNSET_RESTRICTED: [&str; 4] = [
+    "allowPrivilegeEscalation",
+    "capabilities_restricted",
+    "runAsNonRoot",
+    "seccompProfile_restricted",
+];
+
 fn of_spec(spec: Value) -> Violations {
     Violations::of_pod(None, Some(&spec))
 }
@@ -77,15 +85,7 @@ fn empty_pod_is_baseline_not_restricted() {
     assert!(v.allowed_at(Level::Baseline));
     assert!(!v.allowed_at(Level::Restricted));
     assert!(v.failed_at(Level::Baseline).is_empty());
-    assert_eq!(
-        ids(&v.failed_at(Level::Restricted)),
-        [
-            "allowPrivilegeEscalation",
-            "capabilities_restricted",
-            "runAsNonRoot",
-            "seccompProfile_restricted"
-        ]
-    );
+    assert_eq!(ids(&v.failed_at(Level::Restricted)), UNSET_RESTRICTED);
     assert_eq!(v.strictest_allowed(), Level::Baseline);
 }
 
@@ -626,15 +626,7 @@ fn wrong_types_read_as_absent() {
     let v = of_spec(spec);
     // Only what reads as a real value counts: the missing drop ALL, the typeless seccomp
     // profile, and the restricted checks' unset requirements.
-    assert_eq!(
-        ids(&v.failed_at(Level::Restricted)),
-        [
-            "allowPrivilegeEscalation",
-            "capabilities_restricted",
-            "runAsNonRoot",
-            "seccompProfile_restricted"
-        ]
-    );
+    assert_eq!(ids(&v.failed_at(Level::Restricted)), UNSET_RESTRICTED);
     assert_eq!(ids(&v.failed_at(Level::Baseline)), ["seccompProfile_baseline"]);
 
     let metadata = json!({"annotations": {"container.apparmor.security.beta.kubernetes.io/a": 1}});

@@ -834,3 +834,41 @@ fn what_if_mistakes_exit_2_with_a_clear_message() {
         assert!(stderr(&out).contains(expected), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn a_node_manifest_dropping_a_label_a_daemonset_places_by_deletes_its_pod_there() {
+    // The manifest's oldObject is the Node as the cluster has it, labels included: compared with
+    // itself, the label change went unseen.
+    let dir = temp_files(&[
+        (
+            "cluster.yaml",
+            "apiVersion: v1\nkind: List\nitems:\n\
+             - {apiVersion: v1, kind: Node, metadata: {name: n1, uid: node-1, labels: {kubernetes.io/hostname: n1, disk: ssd}}}\n\
+             - apiVersion: apps/v1\n  kind: DaemonSet\n  metadata: {name: agent, namespace: ops, uid: ds-1}\n  spec:\n    \
+             selector: {matchLabels: {app: agent}}\n    template:\n      metadata: {labels: {app: agent}}\n      \
+             spec: {nodeSelector: {disk: ssd}, containers: [{name: a, image: agent:1}]}\n\
+             - apiVersion: v1\n  kind: Pod\n  metadata:\n    name: agent-x\n    namespace: ops\n    uid: pod-1\n    \
+             labels: {app: agent}\n    ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: agent, uid: ds-1, controller: true}]\n  \
+             spec: {nodeName: n1, containers: [{name: a, image: agent:1}]}\n  \
+             status: {phase: Running, conditions: [{type: Ready, status: \"True\"}]}\n",
+        ),
+        (
+            "node.yaml",
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {kubernetes.io/hostname: n1}}\n",
+        ),
+    ]);
+    let out = run(&[
+        "impact",
+        "-f",
+        dir.path().join("node.yaml").to_str().unwrap(),
+        "--cluster",
+        dir.path().join("cluster.yaml").to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["summary"]["deleted"], 1, "{doc:#}");
+    assert_eq!(doc["deleted"][0]["name"], "agent-x");
+    assert_eq!(doc["summary"]["workloadsDown"], 1);
+}

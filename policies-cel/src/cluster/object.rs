@@ -484,6 +484,12 @@ impl Object {
         }
     }
 
+    /// The pod fields of a running pod: a Pod neither terminating nor finished (what the
+    /// estimate's rules mean by a pod a request can still take away or leave unreplaceable).
+    pub fn running_pod(&self) -> Option<&PodSpec> {
+        self.pod().filter(|pod| !pod.finished() && !self.terminating())
+    }
+
     /// True when the object is terminating (`metadata.deletionTimestamp` is set).
     pub fn terminating(&self) -> bool {
         self.deletion_timestamp.is_some()

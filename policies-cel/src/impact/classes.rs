@@ -11,7 +11,7 @@
 //! anyway. Pods are found through the model's class index: the cost follows the pods naming
 //! the class, not the cluster's size.
 
-use crate::cluster::object::{ClassKind, Spec};
+use crate::cluster::object::ClassKind;
 use crate::cluster::{ClusterView, Object};
 use crate::impact::effects::Effects;
 use crate::impact::report::LostClass;
@@ -24,7 +24,7 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
     let running: Vec<&Object> = view
         .pods_of_class(kind, class)
         .into_iter()
-        .filter(|object| !object.terminating() && matches!(&object.spec, Spec::Pod(pod) if !pod.finished()))
+        .filter(|object| object.running_pod().is_some())
         .collect();
     let mut lost: Vec<LostClass> = running
         .iter()

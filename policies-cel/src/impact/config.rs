@@ -75,7 +75,7 @@ fn running_readers<'a>(view: &'a dyn ClusterView, subject: &Subject) -> Vec<&'a 
     let key = &subject.key;
     view.pods_reading(&key.kind, &key.namespace, &key.name)
         .into_iter()
-        .filter(|p| !p.terminating() && p.pod().is_some_and(|s| !s.finished()))
+        .filter(|p| p.running_pod().is_some())
         .collect()
 }
 

@@ -76,7 +76,7 @@ fn orphans<'a>(view: &'a dyn ClusterView, namespace: &str, selector: &Selector) 
     let mut pods: Vec<&Object> = view
         .pods_matching(namespace, selector)
         .into_iter()
-        .filter(|p| p.controller().is_none() && !p.terminating() && p.pod().is_some_and(|s| !s.finished()))
+        .filter(|p| p.controller().is_none() && p.running_pod().is_some())
         .collect();
     pods.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     pods

@@ -63,7 +63,7 @@ fn fits(placement: &[Selector], labels: &Labels) -> bool {
 /// IgnoredDuringExecution).
 fn unplace_daemons(view: &dyn ClusterView, node: &str, old: &Labels, new: &Labels, effects: &mut Effects) {
     for pod in view.pods_on_node(node) {
-        if pod.terminating() || pod.pod().is_none_or(|s| s.finished()) {
+        if pod.running_pod().is_none() {
             continue;
         }
         let Some(daemon_set) = pod.controller().and_then(|c| view.by_uid(&c.uid)) else {

@@ -24,7 +24,6 @@
 
 use serde_json::Value as Json;
 
-use crate::cluster::object::Spec;
 use crate::cluster::pod_security::{Check, Level, Violations};
 use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::eval::Found;
@@ -115,15 +114,11 @@ fn refused_pods(view: &dyn ClusterView, namespace: &str, before: Level, after: L
     let mut uncontrolled = 0;
     let mut refused: Vec<PodSecurityViolation> = Vec::new();
     for object in view.in_namespace(namespace) {
-        let Spec::Pod(pod) = &object.spec else {
+        let Some(pod) = object.running_pod() else {
             continue;
         };
         let violations = pod.requires.pod_security;
-        if object.terminating()
-            || pod.finished()
-            || violations.allowed_at(after)
-            || !violations.allowed_at(before)
-        {
+        if violations.allowed_at(after) || !violations.allowed_at(before) {
             continue;
         }
         // A mirror pod (its controller is the Node) is the kubelet's, not created through a
@@ -167,19 +162,15 @@ fn refused_pods(view: &dyn ClusterView, namespace: &str, before: Level, after: L
     effects.pod_security.append(&mut refused);
 }
 
-/// Labels other than PodSecurity's changed.
+/// Labels other than PodSecurity's changed (the model keeps labels sorted: compared in place).
 fn other_labels_changed(old: &Object, new: &Object) -> bool {
-    let others = |object: &Object| -> Vec<(String, String)> {
-        let mut labels: Vec<(String, String)> = object
+    !old.labels
+        .iter()
+        .filter(|(key, _)| !key.starts_with(LABEL_PREFIX))
+        .eq(new
             .labels
             .iter()
-            .filter(|(key, _)| !key.starts_with(LABEL_PREFIX))
-            .map(|(key, value)| (key.to_string(), value.to_string()))
-            .collect();
-        labels.sort_unstable();
-        labels
-    };
-    others(old) != others(new)
+            .filter(|(key, _)| !key.starts_with(LABEL_PREFIX)))
 }
 
 /// Why PodSecurity admission refuses the pods of a workload's new template.

@@ -83,11 +83,13 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         None if change.to == change.from => note_unchanged(&change, effects),
         None => {}
     }
-    // A refused rollout settles with the pods it removed gone; any other with every pod back.
+    // A refused rollout settles with the pods it removed (some of the survivors) gone; any other
+    // with every pod back.
     let ready = survivors
         .iter()
-        .filter(|p| healthy(p) && !removed.iter().any(|r| r.key == p.key))
-        .count();
+        .filter(|p| healthy(p))
+        .count()
+        .saturating_sub(removed.iter().filter(|p| healthy(p)).count());
     effects.settles_at.insert(current.key.clone(), ready);
 }
 
@@ -95,7 +97,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
 fn active_pods<'a>(view: &'a dyn ClusterView, workload: &Object) -> Vec<&'a Object> {
     let mut pods: Vec<&Object> = pods_of(view, workload)
         .into_iter()
-        .filter(|p| !p.terminating() && p.pod().is_some_and(|s| !s.finished()))
+        .filter(|p| p.running_pod().is_some())
         .collect();
     pods.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     pods

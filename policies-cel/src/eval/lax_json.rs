@@ -25,18 +25,41 @@ fn escaped_surrogate(text: &[u8]) -> bool {
     })
 }
 
-/// A digit, `e` or `E`, an optional sign and three digits or more: `1e309` and `1E+400` overflow,
-/// `1e100` and `1e-300` would not (over-approximated, like the rest).
+/// A number with an exponent of three digits or more: `1e309` and `-2.5E+400` overflow, `1e100`
+/// and `1e-300` would not (over-approximated, like the rest). Only where a JSON value can start,
+/// so that the hex of a uid, a resourceVersion or an image digest (`…-8e569…`, `sha256:…4e123…`)
+/// does not send every review that carries one the slower way.
 fn large_exponent(text: &[u8]) -> bool {
     memchr::memchr2_iter(b'e', b'E', text).any(|at| {
-        let after_digit = at > 0 && text[at - 1].is_ascii_digit();
         let rest = &text[at + 1..];
         let rest = rest
             .strip_prefix(b"+")
             .or_else(|| rest.strip_prefix(b"-"))
             .unwrap_or(rest);
-        after_digit && rest.iter().take(3).filter(|b| b.is_ascii_digit()).count() == 3
+        let long_exponent = rest.iter().take(3).filter(|b| b.is_ascii_digit()).count() == 3;
+        long_exponent && starts_a_number(&text[..at])
     })
+}
+
+/// Whether `before` ends with the mantissa of a JSON number (`-`, digits, `.`) where a value can
+/// start: after `:`, `,`, `[`, whitespace, or at the start of the text.
+fn starts_a_number(before: &[u8]) -> bool {
+    let mantissa = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit() || **b == b'.')
+        .count();
+    let ends_in_digit = before.last().is_some_and(u8::is_ascii_digit);
+    let mut start = before.len() - mantissa;
+    if start > 0 && before[start - 1] == b'-' {
+        start -= 1;
+    }
+    ends_in_digit
+        && (start == 0
+            || matches!(
+                before[start - 1],
+                b':' | b',' | b'[' | b' ' | b'\t' | b'\n' | b'\r'
+            ))
 }
 
 /// [`OVERFLOWING_DIGITS`] digits in a row. Such a run covers a multiple of
@@ -64,6 +87,8 @@ mod tests {
             r#"{"a":"\ud800x"}"#,
             r#"{"a":1e400}"#,
             r#"{"a":-2.5E+309}"#,
+            r#"[0.5e999]"#,
+            "{\"a\":\n  1e400}",
         ] {
             assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
             assert!(beyond_raw_validation(text.as_bytes()), "{text}");
@@ -78,6 +103,8 @@ mod tests {
         let digits = format!(r#"{{"a":{},"b":"x"}}"#, "9".repeat(308));
         for text in [
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"e1","uid":"3e5"}}"#,
+            // Hex in uids and digests: no number starts there.
+            r#"{"uid":"5b1c-8e569a","u":"8e569","i":"sha256:af4e1234","v":"1-2e300"}"#,
             r#"{"a":1e30,"b":"\u00e9\u2028","c":1.5e-7,"d":"caf\u00E9"}"#,
             digits.as_str(),
         ] {

@@ -872,3 +872,20 @@ fn a_node_manifest_dropping_a_label_a_daemonset_places_by_deletes_its_pod_there(
     assert_eq!(doc["deleted"][0]["name"], "agent-x");
     assert_eq!(doc["summary"]["workloadsDown"], 1);
 }
+
+#[test]
+fn a_service_manifest_pointing_its_port_at_an_undeclared_name_leaves_it_without_endpoints() {
+    // The manifest's oldObject is the Service as the cluster has it, ports included: compared
+    // with itself, the new targetPort went unseen.
+    let manifest = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\n\
+                    spec: {selector: {app.kubernetes.io/name: web}, ports: [{name: http, port: 80, targetPort: web}]}\n";
+    let out = suture()
+        .args(["impact", "-f", "-", "--cluster", WEB, "-o", "json"])
+        .write_stdin(manifest)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json(&out);
+    assert_eq!(doc["summary"]["servicesWithoutEndpoints"], 1, "{doc:#}");
+    assert_eq!(doc["services"][0]["unservedPorts"], serde_json::json!(["http"]));
+}

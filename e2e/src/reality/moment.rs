@@ -101,9 +101,15 @@ pub fn is_workload(object: &Observed, owners: &Owners, uid: &str) -> bool {
     }
 }
 
-/// Ready endpoints of each Service in the store (by uid), over all its EndpointSlices.
+/// Ready endpoints of each Service in the store (by uid), over all its EndpointSlices: those
+/// serving every port of the Service (the fewest ready endpoints of the slices that list a port,
+/// over its ports; kube-proxy programs endpoints per port, and the EndpointSlice controller
+/// leaves a port out of a pod's slice when the pod does not declare the container port it
+/// targets by name). A Service without ports counts every ready endpoint.
 pub fn service_endpoints(store: &Store) -> BTreeMap<String, usize> {
-    let mut by_name: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    // (namespace, service) → ready endpoints in all its slices, and by port name.
+    type Ready<'a> = (usize, BTreeMap<&'a str, usize>);
+    let mut by_name: BTreeMap<(&str, &str), Ready<'_>> = BTreeMap::new();
     for slice in store.values().filter(|o| o.kind.kind == "EndpointSlice") {
         let Some(service) = slice.value["metadata"]["labels"]["kubernetes.io/service-name"].as_str() else {
             continue;
@@ -114,13 +120,31 @@ pub fn service_endpoints(store: &Store) -> BTreeMap<String, usize> {
             .flatten()
             .filter(|e| e["conditions"]["ready"].as_bool() != Some(false))
             .count();
-        *by_name.entry((slice.namespace(), service)).or_default() += ready;
+        let entry = by_name.entry((slice.namespace(), service)).or_default();
+        entry.0 += ready;
+        for port in slice.value["ports"].as_array().into_iter().flatten() {
+            *entry.1.entry(port["name"].as_str().unwrap_or("")).or_default() += ready;
+        }
     }
     store
         .iter()
         .filter(|(_, o)| o.kind.kind == "Service")
         .map(|(uid, s)| {
-            let ready = by_name.get(&(s.namespace(), s.name())).copied().unwrap_or(0);
+            let (all, by_port) = by_name
+                .get(&(s.namespace(), s.name()))
+                .cloned()
+                .unwrap_or_default();
+            let ports: Vec<&str> = s.value["spec"]["ports"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| p["name"].as_str().unwrap_or(""))
+                .collect();
+            let ready = ports
+                .iter()
+                .map(|port| by_port.get(port).copied().unwrap_or(0))
+                .min()
+                .unwrap_or(all);
             (uid.clone(), ready)
         })
         .collect()

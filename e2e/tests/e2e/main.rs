@@ -18,6 +18,7 @@ mod plugin;
 mod pod_security;
 mod policies;
 mod reality;
+mod service_ports;
 mod soak;
 mod stale_owner;
 
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
     tests.extend(classes::TESTS);
     tests.extend(pod_security::TESTS);
     tests.extend(endpoints::TESTS);
+    tests.extend(service_ports::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
     tests.extend(bad_input::TESTS);

@@ -10,8 +10,8 @@ use crate::review::GroupVersionKind;
 
 /// The object before an update, when only the new one is known (an audit event, a manifest):
 /// the new object with
-/// what the snapshot knows put back — its ownerReferences and labels, replicas, a Service's selector (and a
-/// load balancer's type and addresses), a
+/// what the snapshot knows put back — its ownerReferences and labels, replicas, a Service's selector
+/// and ports (and a load balancer's type and addresses), a
 /// Node's taints, a ConfigMap's or Secret's keys — and, for the scale subresource, a Scale of the stored
 /// replicas. A pod template change is recognised by comparing the new template with the
 /// fingerprint of the stored one (`stored_template`, when the cluster recorded it: kube-apiserver's
@@ -106,6 +106,10 @@ fn restore(old: &mut Json, stored: &Json, kind: &str) {
         }
         "Service" => {
             set(old, &["spec", "selector"], stored["spec"]["selector"].clone());
+            // Its ports as they are: a port pointed at another container port name.
+            if let Some(ports) = stored["spec"].get("ports").filter(|p| p.is_array()) {
+                set(old, &["spec", "ports"], ports.clone());
+            }
             // A load balancer's type and addresses (the snapshot keeps them only for one that
             // has addresses): a new type tears it down.
             if let Some(balancer) = stored["status"].get("loadBalancer") {

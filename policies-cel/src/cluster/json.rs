@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::cluster::object::{ClassKind, IntOrPercent, Labels, Object, Selector, Spec};
+use crate::cluster::object::{
+    ClassKind, IntOrPercent, Labels, Object, PortTarget, Selector, ServicePort, Spec,
+};
 
 fn labels(labels: &Labels) -> Json {
     Json::Object(labels.iter().map(|(k, v)| (k.to_string(), json!(&**v))).collect())
@@ -18,6 +20,14 @@ fn int_or_percent(value: &IntOrPercent) -> Json {
         IntOrPercent::Int(n) => json!(n),
         IntOrPercent::Percent(p) => json!(format!("{p}%")),
     }
+}
+
+fn service_port(port: &ServicePort) -> Json {
+    let target = match &port.target {
+        PortTarget::Number(n) => json!(n),
+        PortTarget::Name(name) => json!(&**name),
+    };
+    json!({"name": &*port.name, "port": port.port, "protocol": &*port.protocol, "targetPort": target})
 }
 
 /// A load balancer ingress entry: an IP, or a hostname.
@@ -90,14 +100,22 @@ pub fn to_json(object: &Object) -> Json {
         Spec::Service {
             selector: s,
             external,
-        } if external.is_empty() => (json!({"selector": s.as_ref().map(labels)}), Json::Null),
-        Spec::Service {
-            selector: s,
-            external,
-        } => (
-            json!({"selector": s.as_ref().map(labels), "type": "LoadBalancer"}),
-            json!({"loadBalancer": {"ingress": external.iter().map(|a| ingress(a)).collect::<Vec<_>>()}}),
-        ),
+            ports,
+        } => {
+            let mut spec = json!({"selector": s.as_ref().map(labels)});
+            if !ports.is_empty() {
+                spec["ports"] = ports.iter().map(service_port).collect();
+            }
+            if external.is_empty() {
+                (spec, Json::Null)
+            } else {
+                spec["type"] = json!("LoadBalancer");
+                (
+                    spec,
+                    json!({"loadBalancer": {"ingress": external.iter().map(|a| ingress(a)).collect::<Vec<_>>()}}),
+                )
+            }
+        }
         Spec::PodDisruptionBudget {
             selector: s,
             min_available,

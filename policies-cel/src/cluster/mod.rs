@@ -11,6 +11,7 @@ mod layered;
 mod model;
 pub mod object;
 pub mod pod_security;
+pub mod ports;
 pub mod project;
 pub mod snapshot;
 pub mod template;

@@ -196,7 +196,7 @@ pub type ConfigUses = Arc<[ConfigUse]>;
 /// What kube-apiserver's admission requires of a pod when it is created: that the ServiceAccount
 /// it runs as (ServiceAccount admission), its PriorityClass (Priority admission) and
 /// RuntimeClass (RuntimeClass admission) exist, and that it meets its namespace's Pod Security
-/// level (PodSecurity admission). Shared like [`Labels`]: the pods of one workload are alike, so
+/// level (PodSecurity admission); and the ports it offers Services. Shared like [`Labels`]: the pods of one workload are alike, so
 /// a pod holds one pointer to them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct PodRequirements {
@@ -211,6 +211,34 @@ pub struct PodRequirements {
     /// The Pod Security Standards checks the pod fails (PodSecurity admission refuses a new pod
     /// like it in a namespace enforcing a level it fails).
     pub pod_security: Violations,
+    /// The container ports the pod declares by name ([`crate::cluster::ports`]): a Service's
+    /// named `targetPort` reaches the pod only through one of them.
+    pub ports: Box<[NamedPort]>,
+}
+
+/// A container port declared by name, with its protocol (`TCP` when unset).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NamedPort {
+    pub name: Text,
+    pub protocol: Text,
+}
+
+/// A port of a Service: its name (how its endpoints' ports are keyed), number, protocol (`TCP`
+/// when unset) and the pods' port it sends to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServicePort {
+    pub name: Text,
+    pub port: i64,
+    pub protocol: Text,
+    pub target: PortTarget,
+}
+
+/// A Service port's `targetPort`: a number (unset: the port's own), which every pod serves, or
+/// the name of a container port, which only the pods declaring it serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortTarget {
+    Number(i64),
+    Name(Text),
 }
 
 /// A kind of class a pod can name.
@@ -398,6 +426,7 @@ pub enum Spec {
         /// A `type: LoadBalancer` Service's external addresses (`status.loadBalancer.ingress`,
         /// IPs and hostnames): what clients and DNS records point at. Empty otherwise.
         external: Box<[Text]>,
+        ports: Box<[ServicePort]>,
     },
     PodDisruptionBudget {
         selector: Selector,

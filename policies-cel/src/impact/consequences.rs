@@ -196,6 +196,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             name: service.key.name.to_string(),
             ready_before: before,
             ready_after: after,
+            unserved_ports: Vec::new(),
         });
     }
 
@@ -214,6 +215,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             name: key.name.to_string(),
             ready_before: before,
             ready_after: 0,
+            unserved_ports: Vec::new(),
         });
     }
 

@@ -96,6 +96,21 @@ impl Effects {
             name: name.to_owned(),
             ready_before,
             ready_after,
+            unserved_ports: Vec::new(),
+        });
+    }
+
+    /// Records that Service `namespace/name`, with `ready_before` ready endpoints now, is left
+    /// serving none of `ports` (replacing any numbers recorded for it before).
+    pub fn unserved_ports(&mut self, namespace: &str, name: &str, ready_before: usize, ports: Vec<String>) {
+        self.service_overrides
+            .retain(|s| s.namespace != namespace || s.name != name);
+        self.service_overrides.push(ServiceEffect {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+            ready_before,
+            ready_after: 0,
+            unserved_ports: ports,
         });
     }
 

@@ -22,6 +22,7 @@ mod nodes;
 mod owners;
 mod pod_security;
 mod pods;
+mod ports;
 pub mod report;
 mod services;
 mod slices;

@@ -198,6 +198,11 @@ pub struct ServiceEffect {
     pub name: String,
     pub ready_before: usize,
     pub ready_after: usize,
+    /// Ports (by name, or number when unnamed) that ready pods served before and none serves
+    /// after, while the pods may stay ready: a named `targetPort` no pod declares. Such a
+    /// Service counts with no ready endpoints (`readyAfter` 0): its clients reach nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unserved_ports: Vec<String>,
 }
 
 /// A PodDisruptionBudget's numbers.

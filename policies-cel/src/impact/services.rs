@@ -7,7 +7,8 @@
 //! A Service that no longer asks for a load balancer (its type changed) has it torn down, with
 //! its external addresses ([`balancers`]).
 //!
-//! A changed port keeps the endpoints (noted). A Service without a selector has hand-made
+//! A port pointed at a container port name (or protocol) its ready pods do not declare is left
+//! without endpoints ([`ports`]); another changed port keeps them (noted). A Service without a selector has hand-made
 //! endpoints that selector edits cannot touch; removing a selector freezes the endpoints the
 //! controller made (they are kept, no longer updated).
 
@@ -22,6 +23,7 @@ use crate::impact::consequences::{healthy, service_endpoints};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
 use crate::impact::field;
+use crate::impact::ports;
 use crate::impact::subject::Subject;
 
 /// Estimates an UPDATE of the subject Service.
@@ -36,7 +38,10 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         ));
         return;
     };
-    note_ports(subject, effects);
+    let unserved = ports::unserved_after_update(view, &old, &new);
+    if unserved.is_empty() {
+        note_ports(subject, effects);
+    }
     let new_type = subject
         .object()
         .and_then(|o| field(o, &["spec", "type"]))
@@ -50,6 +55,13 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         )),
         (before, Some(labels)) => reselect(view, &old, before.is_none(), labels, effects),
         (None, None) => {}
+    }
+    if !unserved.is_empty() {
+        let why = format!(
+            "no ready pod it selects declares the container port {}",
+            ports::targets(&unserved)
+        );
+        ports::report(view, &old, &unserved, &why, effects);
     }
 }
 

@@ -262,6 +262,7 @@ fn shop() -> ClusterModel {
     let stable = Spec::Service {
         selector: Some(labels(&[("app", "web"), ("track", "stable")])),
         external: Box::default(),
+        ports: Box::default(),
     };
     let mut objects = vec![object("Service", "shop", "web", stable)];
     for i in 0..3 {
@@ -336,6 +337,7 @@ fn a_service_without_selector_keeps_its_hand_made_endpoints() {
         Spec::Service {
             selector: None,
             external: Box::default(),
+            ports: Box::default(),
         },
     ));
     let old = service_json("shop", "legacy-db", Json::Null, 5432);
@@ -1073,6 +1075,7 @@ fn solo() -> ClusterModel {
         Spec::Service {
             selector: Some(labels(&[("app", "solo")])),
             external: Box::default(),
+            ports: Box::default(),
         },
     );
     let pod = with_labels(pod("shop", "solo", "node-b", true), &[("app", "solo")]);

@@ -177,6 +177,7 @@ fn service(model: &mut ClusterModel, name: &str, app: &str) {
         Spec::Service {
             selector: Some(labels(&[("app", app)])),
             external: Box::default(),
+            ports: Box::default(),
         },
     ));
 }

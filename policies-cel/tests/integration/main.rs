@@ -24,6 +24,7 @@ mod impact_endpoints;
 mod impact_identities;
 mod impact_owner_references;
 mod impact_pod_security;
+mod impact_service_ports;
 mod impact_workloads;
 mod kubernetes_libraries;
 mod loader;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use policies_cel::cluster::object::{
-    ConfigUse, DeploymentStrategy, Endpoint, IntOrPercent, Operator, Requirement, Retention, Selector,
-    StatefulSetStrategy, Taint, Text, Toleration,
+    ConfigUse, DeploymentStrategy, Endpoint, IntOrPercent, Operator, PortTarget, Requirement, Retention,
+    Selector, ServicePort, StatefulSetStrategy, Taint, Text, Toleration,
 };
 use policies_cel::cluster::{
     ClusterModel, ClusterView, Object, ObjectKey, Progress, SnapshotError, SnapshotLoader, Spec,
@@ -566,7 +566,14 @@ fn mixed_directory_with_multi_document_yaml_typed_lists_and_json() {
         get(&model, "", "Service", "cache", "legacy-db").spec,
         Spec::Service {
             selector: None,
-            external: Box::default()
+            external: Box::default(),
+            ports: vec![ServicePort {
+                name: "".into(),
+                port: 5432,
+                protocol: "TCP".into(),
+                target: PortTarget::Number(5432),
+            }]
+            .into(),
         }
     );
     assert_eq!(

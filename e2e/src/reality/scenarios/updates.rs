@@ -1,7 +1,8 @@
-//! Updates of objects other than workloads: Service selectors, pod labels, finalizers removed
-//! from an object being deleted, a PersistentVolume's reclaim policy, and ownerReferences that
-//! name no existing owner (the garbage collector deletes the object), and the hand-made
-//! endpoints of a Service without a selector (its Endpoints, mirrored; an EndpointSlice).
+//! Updates of objects other than workloads: Service selectors and ports (and the rollout that
+//! renames the container port a Service targets), pod labels, finalizers removed from an object
+//! being deleted, a PersistentVolume's reclaim policy, and ownerReferences that name no existing
+//! owner (the garbage collector deletes the object), and the hand-made endpoints of a Service
+//! without a selector (its Endpoints, mirrored; an EndpointSlice).
 
 use serde_json::json;
 
@@ -10,7 +11,7 @@ use crate::reality::request::{
 };
 use crate::reality::scenario::Scenario;
 use crate::reality::scenarios::deletes::{mirrored_endpoints, selectorless_service, web};
-use crate::reality::scenarios::yaml::{config_map, deployment, pod, service};
+use crate::reality::scenarios::yaml::{config_map, deployment, named_port, pod, service};
 use crate::simulator::PROVISIONER;
 
 fn patch(kind: Kind, name: &str, patch: serde_json::Value) -> Request {
@@ -66,6 +67,23 @@ pub fn scenarios() -> Vec<Scenario> {
             patch(SERVICE, "web", json!({"spec": {"selector": {"app": "web2"}}})),
         )
         .stage(|ns| format!("{}{}", web(ns), deployment(ns, "web2", 2, "", ""))),
+        Scenario::new(
+            "service/port-retargeted-to-undeclared-name",
+            "Service port pointed at a container port name its pods do not declare: the pods stay ready, the port has no endpoints",
+            patch(SERVICE, "named", json!({"spec": {"ports": [{"port": 80, "targetPort": "web-http"}]}})),
+        )
+        .stage(|ns| named_port(ns, "named", "http")),
+        Scenario::new(
+            "service/port-renamed-by-rollout",
+            "rollout renaming the container port a Service targets by name: once through, the port has no endpoints",
+            patch(
+                DEPLOYMENT,
+                "named",
+                json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+                    "ports": [{"name": "web-http", "containerPort": 8080}]}]}}}}),
+            ),
+        )
+        .stage(|ns| named_port(ns, "named", "http")),
         Scenario::new(
             "pod/label-leaves-service",
             "a bare pod's label changed: it leaves its Service, keeps running",

@@ -110,6 +110,20 @@ pub fn service(ns: &str, name: &str, app: &str) -> String {
     )
 }
 
+/// A Deployment `name` of 2 whose pods declare container port 8080 as `port_name`, behind a
+/// Service `name` whose port targets `http` by name (served while the name is `http`).
+pub fn named_port(ns: &str, name: &str, port_name: &str) -> String {
+    format!(
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  \
+         replicas: 2\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata:\n      \
+         labels: {{app: {name}}}\n    spec:\n      {}\n      containers: [{{name: app, image: nginx:1.27, \
+         ports: [{{name: {port_name}, containerPort: 8080}}]}}]\n\
+         ---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  \
+         selector: {{app: {name}}}\n  ports: [{{port: 80, targetPort: http}}]\n",
+        tolerations("")
+    )
+}
+
 /// A PodDisruptionBudget `name` over `app: app`; `budget` is `minAvailable: 2`,
 /// `maxUnavailable: 25%`...
 pub fn budget(ns: &str, name: &str, app: &str, budget: &str) -> String {

@@ -1,14 +1,16 @@
 //! Pods: where they run, whether they are ready, and what they depend on — claims, ConfigMaps
 //! and Secrets (volumes, projected sources, `env` key references and `envFrom`, in every kind
 //! of container), the ServiceAccount they run as and whether they hold its token, the
-//! PriorityClass and RuntimeClass they name, the Pod Security checks they fail — and which taints
-//! they tolerate.
+//! PriorityClass and RuntimeClass they name, the Pod Security checks they fail, the ports they
+//! declare by name — and which taints they tolerate.
 
 use crate::cluster::ClusterModel;
 use crate::cluster::object::{
-    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, Phase, PodRequirements, PodSpec, Text, Toleration,
+    ConfigUse, ConfigUses, DEFAULT_SERVICE_ACCOUNT, NamedPort, Phase, PodRequirements, PodSpec, Text,
+    Toleration,
 };
 use crate::cluster::pod_security::Violations;
+use crate::cluster::ports;
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
@@ -33,6 +35,13 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
             priority_class: spec.non_empty("priorityClassName")?.map(|n| model.intern(n)),
             runtime_class: spec.non_empty("runtimeClassName")?.map(|n| model.intern(n)),
             pod_security: Violations::of_pod(root.get("metadata"), root.get("spec")),
+            ports: ports::declared(root.get("spec"))
+                .into_iter()
+                .map(|(name, protocol)| NamedPort {
+                    name: model.intern(name),
+                    protocol: model.intern(protocol),
+                })
+                .collect(),
         };
         let requires = model.share_requirements(requires);
         let mut claims = Vec::new();

@@ -2,7 +2,10 @@
 //! Nodes, CustomResourceDefinitions, and the keys (never the values) of ConfigMaps and Secrets.
 
 use crate::cluster::ClusterModel;
-use crate::cluster::object::{Endpoint, Labels, NODE_LOCAL_TOPOLOGY_KEYS, Spec, Taint, Text};
+use crate::cluster::object::{
+    Endpoint, Labels, NODE_LOCAL_TOPOLOGY_KEYS, PortTarget, ServicePort, Spec, Taint, Text,
+};
+use crate::cluster::ports::DEFAULT_PROTOCOL;
 
 use super::ProjectError;
 use super::fields::{Fields, Result};
@@ -13,10 +16,16 @@ const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 /// A Service; without a selector (absent or empty) its endpoints are managed by hand. A
 /// `type: LoadBalancer` one keeps the addresses its load balancer was given.
 pub(super) fn service(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
-    let (labels, balanced) = root.nested("spec", |spec| {
+    let (labels, balanced, ports) = root.nested("spec", |spec| {
+        let mut ports = Vec::new();
+        spec.each("ports", |port| {
+            ports.push(service_port(port, model)?);
+            Ok(())
+        })?;
         Ok((
             spec.labels("selector", model)?,
             spec.str("type")? == Some("LoadBalancer"),
+            ports,
         ))
     })?;
     let mut external = Vec::new();
@@ -36,6 +45,23 @@ pub(super) fn service(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec
     Ok(Spec::Service {
         selector: (!labels.is_empty()).then_some(labels),
         external: external.into_boxed_slice(),
+        ports: ports.into_boxed_slice(),
+    })
+}
+
+/// A Service port, with kube-apiserver's defaults: protocol `TCP`, `targetPort` the port itself.
+fn service_port(port: Fields<'_>, model: &mut ClusterModel) -> Result<ServicePort> {
+    let number = port.int("port")?.unwrap_or_default();
+    let target = match port.get("targetPort") {
+        Some(serde_json::Value::String(name)) if !name.is_empty() => PortTarget::Name(model.intern(name)),
+        None | Some(serde_json::Value::Null) => PortTarget::Number(number),
+        Some(_) => PortTarget::Number(port.int("targetPort")?.unwrap_or(number)),
+    };
+    Ok(ServicePort {
+        name: model.intern(port.str("name")?.unwrap_or_default()),
+        port: number,
+        protocol: model.intern(port.non_empty("protocol")?.unwrap_or(DEFAULT_PROTOCOL)),
+        target,
     })
 }
 
@@ -270,6 +296,7 @@ mod tests {
             Spec::Service {
                 selector: Some(vec![("app".into(), "web".into())].into()),
                 external: Box::default(),
+                ports: Box::default(),
             }
         );
         let spec = spec_of(
@@ -279,8 +306,37 @@ mod tests {
             spec,
             Spec::Service {
                 selector: None,
-                external: Box::default()
+                external: Box::default(),
+                ports: Box::default(),
             }
+        );
+    }
+
+    #[test]
+    fn service_ports_with_kubernetes_defaults() {
+        let spec = spec_of(
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+            "spec": {"selector": {"app": "web"}, "ports": [
+                {"name": "http", "port": 80, "targetPort": "http"},
+                {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 5353},
+                {"port": 9090}]}}),
+        );
+        let Spec::Service { ports, .. } = spec else {
+            panic!("{spec:?}")
+        };
+        let port = |name: &str, port, protocol: &str, target| ServicePort {
+            name: name.into(),
+            port,
+            protocol: protocol.into(),
+            target,
+        };
+        assert_eq!(
+            &*ports,
+            [
+                port("http", 80, "TCP", PortTarget::Name("http".into())),
+                port("dns", 53, "UDP", PortTarget::Number(5353)),
+                port("", 9090, "TCP", PortTarget::Number(9090)),
+            ]
         );
     }
 

@@ -8,7 +8,9 @@
 //! Scale's `spec.replicas`. Template changes are seen by comparing `spec.template` of `oldObject`
 //! and `object`, since the slim model keeps no templates. A new template the namespace's Pod
 //! Security level refuses rolls out only as far as removing old pods goes
-//! ([`rollout::roll_refused`], `impact/pod_security.rs`).
+//! ([`rollout::roll_refused`], `impact/pod_security.rs`). A new template that drops a container
+//! port a Service targets by name, or leaves its selector, leaves the port without endpoints
+//! once rolled out (`impact/ports.rs`).
 
 mod rollout;
 mod scale;
@@ -18,10 +20,12 @@ use std::mem::discriminant;
 use serde_json::Value as Json;
 
 use crate::cluster::{ClusterModel, ClusterView, Object, Spec, UNREAD_BY_WORKLOAD_SPECS, project_spec};
+use crate::eval::Found;
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
 use crate::impact::pod_security;
+use crate::impact::ports::{self, NewTemplate};
 use crate::impact::subject::Subject;
 
 /// What a request changes about one workload.
@@ -79,7 +83,12 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
             removed = rollout::roll_refused(&change, &survivors, refusal.level.as_str(), effects);
             pod_security::template_refusal(current, &survivors, removed.len(), refusal, effects);
         }
-        None if change.template_changed => rollout::roll(&change, &survivors, effects),
+        None if change.template_changed => {
+            rollout::roll(&change, &survivors, effects);
+            if rollout::rolls_now(&change) {
+                unserved_ports(view, subject, &survivors, effects);
+            }
+        }
         None if change.to == change.from => note_unchanged(&change, effects),
         None => {}
     }
@@ -91,6 +100,27 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         .count()
         .saturating_sub(removed.iter().filter(|p| healthy(p)).count());
     effects.settles_at.insert(current.key.clone(), ready);
+}
+
+/// Reports the Service ports the rollout of the subject's new template over `pods` leaves
+/// without endpoints ([`ports`]).
+fn unserved_ports(view: &dyn ClusterView, subject: &Subject, pods: &[&Object], effects: &mut Effects) {
+    let Some(workload) = view.get(&subject.key) else {
+        return;
+    };
+    let parsed: Json;
+    let template = match subject.object_at(&["spec", "template"]) {
+        Some(Found::Tree(template)) => template,
+        Some(Found::Text(text)) => match serde_json::from_str(text) {
+            Ok(json) => {
+                parsed = json;
+                &parsed
+            }
+            Err(_) => return,
+        },
+        None => return,
+    };
+    ports::rolled_out(view, workload, pods, &NewTemplate::of(template), effects);
 }
 
 /// The workload's pods that count: not terminating, not finished; sorted by name.

@@ -66,6 +66,17 @@ pub(super) fn roll(change: &Change, pods: &[&Object], effects: &mut Effects) {
     }
 }
 
+/// Whether the new template replaces pods now: not for a paused Deployment, an OnDelete strategy
+/// or a ReplicaSet.
+pub(super) fn rolls_now(change: &Change) -> bool {
+    match &change.desired {
+        Spec::Deployment { paused, .. } => !paused,
+        Spec::StatefulSet { strategy, .. } => !matches!(strategy, StatefulSetStrategy::OnDelete),
+        Spec::DaemonSet { .. } => !change.on_delete,
+        _ => false,
+    }
+}
+
 /// Rolls a new template that PodSecurity admission refuses over `pods`: removes (for good) what
 /// the strategy removes before a new pod would be ready; returns the pods removed.
 pub(super) fn roll_refused<'a>(

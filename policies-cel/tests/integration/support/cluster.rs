@@ -166,6 +166,7 @@ pub fn service(namespace: &str, name: &str, app: &str) -> Object {
         Spec::Service {
             selector: Some(labels(&[("app", app)])),
             external: Box::default(),
+            ports: Box::default(),
         },
     )
 }

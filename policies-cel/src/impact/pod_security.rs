@@ -22,11 +22,8 @@
 //! those removals, not replaced). Every running pod of the workload is reported in
 //! `podSecurityViolations`: none of them can be replaced any more.
 
-use serde_json::Value as Json;
-
 use crate::cluster::pod_security::{Check, Level, Violations};
 use crate::cluster::{ClusterView, Object, ObjectKey};
-use crate::eval::Found;
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
 use crate::impact::report::PodSecurityViolation;
@@ -197,15 +194,9 @@ fn namespace_level(view: &dyn ClusterView, namespace: &str) -> Option<Level> {
 /// the namespace enforces a level.
 pub(crate) fn template_refused(view: &dyn ClusterView, subject: &Subject) -> Option<TemplateRefusal> {
     let level = namespace_level(view, &subject.key.namespace)?;
-    let parsed: Json;
-    let template = match subject.object_at(&["spec", "template"])? {
-        Found::Tree(template) => template,
-        Found::Text(text) => {
-            parsed = serde_json::from_str(text).ok()?;
-            &parsed
-        }
-    };
-    let violations = Violations::of_pod(template.get("metadata"), template.get("spec"));
+    let violations = subject.read_object_at(&["spec", "template"], |template| {
+        Violations::of_pod(template.get("metadata"), template.get("spec"))
+    })?;
     (!violations.allowed_at(level)).then(|| TemplateRefusal {
         level,
         reasons: reasons(violations, level),

@@ -8,9 +8,9 @@
 //! its external addresses ([`balancers`]).
 //!
 //! A port pointed at a container port name (or protocol) its ready pods do not declare is left
-//! without endpoints ([`ports`]); another changed port keeps them (noted). A Service without a selector has hand-made
-//! endpoints that selector edits cannot touch; removing a selector freezes the endpoints the
-//! controller made (they are kept, no longer updated).
+//! without endpoints ([`ports`]); another changed port keeps them (noted). A Service without a
+//! selector has hand-made endpoints that selector edits cannot touch; removing a selector freezes
+//! the endpoints the controller made (they are kept, no longer updated).
 
 use std::collections::{BTreeSet, HashSet};
 

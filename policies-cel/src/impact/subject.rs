@@ -131,6 +131,15 @@ impl<'a> Subject<'a> {
         self.objects.object.at(path)
     }
 
+    /// `read` of the value at `path` in `object` (parsed alone when nothing has parsed the object
+    /// yet); `None` when it is absent or its text does not parse.
+    pub fn read_object_at<T>(&self, path: &[&str], read: impl FnOnce(&Json) -> T) -> Option<T> {
+        match self.object_at(path)? {
+            Found::Tree(value) => Some(read(value)),
+            Found::Text(text) => serde_json::from_str::<Json>(text).ok().map(|value| read(&value)),
+        }
+    }
+
     /// The request's `oldObject` (none on CREATE), parsed on first read.
     pub fn old_object(&self) -> Option<&'a Json> {
         self.objects.old_object.json()

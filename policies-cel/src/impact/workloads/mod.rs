@@ -20,7 +20,6 @@ use std::mem::discriminant;
 use serde_json::Value as Json;
 
 use crate::cluster::{ClusterModel, ClusterView, Object, Spec, UNREAD_BY_WORKLOAD_SPECS, project_spec};
-use crate::eval::Found;
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
@@ -86,7 +85,9 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         None if change.template_changed => {
             rollout::roll(&change, &survivors, effects);
             if rollout::rolls_now(&change) {
-                unserved_ports(view, subject, &survivors, effects);
+                subject.read_object_at(&["spec", "template"], |template| {
+                    ports::rolled_out(view, current, &survivors, &NewTemplate::of(template), effects);
+                });
             }
         }
         None if change.to == change.from => note_unchanged(&change, effects),
@@ -100,27 +101,6 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         .count()
         .saturating_sub(removed.iter().filter(|p| healthy(p)).count());
     effects.settles_at.insert(current.key.clone(), ready);
-}
-
-/// Reports the Service ports the rollout of the subject's new template over `pods` leaves
-/// without endpoints ([`ports`]).
-fn unserved_ports(view: &dyn ClusterView, subject: &Subject, pods: &[&Object], effects: &mut Effects) {
-    let Some(workload) = view.get(&subject.key) else {
-        return;
-    };
-    let parsed: Json;
-    let template = match subject.object_at(&["spec", "template"]) {
-        Some(Found::Tree(template)) => template,
-        Some(Found::Text(text)) => match serde_json::from_str(text) {
-            Ok(json) => {
-                parsed = json;
-                &parsed
-            }
-            Err(_) => return,
-        },
-        None => return,
-    };
-    ports::rolled_out(view, workload, pods, &NewTemplate::of(template), effects);
 }
 
 /// The workload's pods that count: not terminating, not finished; sorted by name.

@@ -123,6 +123,14 @@ pub enum Operator {
 }
 
 impl Selector {
+    /// The selector of equality on each of `labels` (how a Service selects its pods).
+    pub fn of_labels(labels: &Labels) -> Self {
+        Self {
+            match_labels: labels.clone(),
+            expressions: Box::default(),
+        }
+    }
+
     /// True when `labels` satisfy the selector (an empty selector matches everything).
     pub fn matches(&self, labels: &Labels) -> bool {
         let get = |key: &str| labels.iter().find(|(k, _)| &**k == key).map(|(_, v)| v);

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::cluster::object::{IntOrPercent, Phase, Spec};
+use crate::cluster::object::{IntOrPercent, Labels, Phase, Selector, Spec};
 use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::balancers;
 use crate::impact::effects::Effects;
@@ -16,6 +16,18 @@ use crate::impact::subject::Subject;
 /// A pod that counts as healthy: Ready and not terminating.
 pub(crate) fn healthy(pod: &Object) -> bool {
     !pod.terminating() && pod.pod().is_some_and(|p| p.ready && !p.finished())
+}
+
+/// The ready pods a Service selecting `labels` in `namespace` routes to.
+pub(crate) fn ready_selected<'a>(
+    view: &'a dyn ClusterView,
+    namespace: &str,
+    labels: &Labels,
+) -> Vec<&'a Object> {
+    view.pods_matching(namespace, &Selector::of_labels(labels))
+        .into_iter()
+        .filter(|p| healthy(p))
+        .collect()
 }
 
 fn target(key: &ObjectKey) -> Target {
@@ -420,10 +432,7 @@ pub(crate) fn service_endpoints(
     else {
         return (0, 0);
     };
-    let selector = crate::cluster::object::Selector {
-        match_labels: labels.clone(),
-        expressions: Box::default(),
-    };
+    let selector = Selector::of_labels(labels);
     let pods = view.pods_matching(namespace, &selector);
     let before = pods.iter().filter(|p| healthy(p)).count();
     let after = pods

@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 
 use crate::cluster::object::{Labels, Phase, Selector};
 use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project};
-use crate::impact::consequences::healthy;
+use crate::impact::consequences::ready_selected;
 use crate::impact::effects::Effects;
 use crate::impact::subject::Subject;
 
@@ -232,15 +232,7 @@ fn service(view: &dyn ClusterView, service: &Object, selector: Option<&Labels>, 
         ));
         return;
     };
-    let selector = Selector {
-        match_labels: labels.clone(),
-        expressions: Box::default(),
-    };
-    let ready = view
-        .pods_matching(&service.key.namespace, &selector)
-        .into_iter()
-        .filter(|p| healthy(p))
-        .count();
+    let ready = ready_selected(view, &service.key.namespace, labels).len();
     effects.note(format!(
         "new {} starts routing traffic to {ready} ready pod(s)",
         service.key

@@ -16,10 +16,10 @@
 
 use serde_json::Value as Json;
 
-use crate::cluster::object::{Labels, PortTarget, Selector, ServicePort, Spec};
+use crate::cluster::object::{Labels, PortTarget, ServicePort, Spec};
 use crate::cluster::ports::{declared, display, pod_serves, serves};
 use crate::cluster::{ClusterView, Object};
-use crate::impact::consequences::{healthy, service_endpoints};
+use crate::impact::consequences::{ready_selected, service_endpoints};
 use crate::impact::effects::Effects;
 
 /// A Service's selector and ports, when it has a selector (an empty one selects nothing).
@@ -32,18 +32,6 @@ fn selected_ports(service: &Object) -> Option<(&Labels, &[ServicePort])> {
         } if !labels.is_empty() => Some((labels, ports)),
         _ => None,
     }
-}
-
-/// The ready pods `labels` select in `namespace`.
-fn ready_pods<'a>(view: &'a dyn ClusterView, namespace: &str, labels: &Labels) -> Vec<&'a Object> {
-    let selector = Selector {
-        match_labels: labels.clone(),
-        expressions: Box::default(),
-    };
-    view.pods_matching(namespace, &selector)
-        .into_iter()
-        .filter(|p| healthy(p))
-        .collect()
 }
 
 fn serving(pods: &[&Object], port: &ServicePort) -> usize {
@@ -67,11 +55,11 @@ pub(crate) fn unserved_after_update<'a>(
         return Vec::new();
     };
     let namespace = &old.key.namespace;
-    let after_pods = ready_pods(view, namespace, new_labels);
+    let after_pods = ready_selected(view, namespace, new_labels);
     if after_pods.is_empty() {
         return Vec::new();
     }
-    let before_pods = ready_pods(view, namespace, old_labels);
+    let before_pods = ready_selected(view, namespace, old_labels);
     new_ports
         .iter()
         .filter(|port| {
@@ -170,9 +158,10 @@ pub(crate) fn rolled_out(
         let Some((labels, ports)) = selected_ports(service) else {
             continue;
         };
-        let (own, others): (Vec<&Object>, Vec<&Object>) = ready_pods(view, &service.key.namespace, labels)
-            .into_iter()
-            .partition(|p| pods.iter().any(|own| own.key == p.key));
+        let (own, others): (Vec<&Object>, Vec<&Object>) =
+            ready_selected(view, &service.key.namespace, labels)
+                .into_iter()
+                .partition(|p| pods.iter().any(|own| own.key == p.key));
         let unserved: Vec<&ServicePort> = ports
             .iter()
             .filter(|port| {

@@ -16,10 +16,10 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value as Json;
 
-use crate::cluster::object::{Labels, Selector, Text};
+use crate::cluster::object::{Labels, Text};
 use crate::cluster::{ClusterView, Object, Spec};
 use crate::impact::balancers;
-use crate::impact::consequences::{healthy, service_endpoints};
+use crate::impact::consequences::{ready_selected, service_endpoints};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
 use crate::impact::field;
@@ -94,15 +94,7 @@ fn display(labels: &Labels) -> String {
 /// The Service `old` now selects `labels`: its endpoints become the ready pods they match.
 fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Labels, effects: &mut Effects) {
     let (before, _) = service_endpoints(view, old, &BTreeSet::new());
-    let selector = Selector {
-        match_labels: labels.clone(),
-        expressions: Box::default(),
-    };
-    let after = view
-        .pods_matching(&old.key.namespace, &selector)
-        .into_iter()
-        .filter(|p| healthy(p))
-        .count();
+    let after = ready_selected(view, &old.key.namespace, labels).len();
     if was_manual {
         effects.note(format!(
             "{} gains a selector: the controller replaces its hand-made (mirrored) endpoints with the pods it selects",

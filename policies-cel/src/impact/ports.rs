@@ -14,11 +14,13 @@
 //! is reported with no ready endpoints after and the ports in `unservedPorts`, in place of the
 //! numbers derived from stopped pods.
 
+use std::collections::HashSet;
+
 use serde_json::Value as Json;
 
 use crate::cluster::object::{Labels, PortTarget, ServicePort, Spec};
 use crate::cluster::ports::{declared, display, pod_serves, serves};
-use crate::cluster::{ClusterView, Object};
+use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::consequences::{ready_selected, service_endpoints};
 use crate::impact::effects::Effects;
 
@@ -139,17 +141,19 @@ impl<'a> NewTemplate<'a> {
     }
 }
 
-/// Reports the Services whose ports the rollout of `template` over the running pods `pods` of
-/// `workload` leaves unserved. The Services are those selecting the first pod (a workload's pods
-/// carry its template's labels).
+/// Reports the Services whose ports the rollout of `template` leaves unserved. `own` are the
+/// workload's running pods before the request (those a scale-down in the same request removes
+/// serve nothing after it either); `survivors` those the rollout replaces. The Services are
+/// those selecting the first survivor (a workload's pods carry its template's labels).
 pub(crate) fn rolled_out(
     view: &dyn ClusterView,
     workload: &Object,
-    pods: &[&Object],
+    own: &HashSet<&ObjectKey>,
+    survivors: &[&Object],
     template: &NewTemplate<'_>,
     effects: &mut Effects,
 ) {
-    let Some(first) = pods.first() else {
+    let Some(first) = survivors.first() else {
         return;
     };
     let mut services = view.selecting_pod("Service", first);
@@ -161,7 +165,7 @@ pub(crate) fn rolled_out(
         let (own, others): (Vec<&Object>, Vec<&Object>) =
             ready_selected(view, &service.key.namespace, labels)
                 .into_iter()
-                .partition(|p| pods.iter().any(|own| own.key == p.key));
+                .partition(|p| own.contains(&p.key));
         let unserved: Vec<&ServicePort> = ports
             .iter()
             .filter(|port| {

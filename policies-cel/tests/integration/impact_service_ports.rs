@@ -242,6 +242,25 @@ fn a_rollout_renaming_the_targeted_container_port_leaves_the_service_without_end
 }
 
 #[test]
+fn pods_a_scale_down_removes_in_the_same_request_do_not_keep_the_port_served() {
+    // 2 → 1 with the port renamed: one old pod goes, the other is replaced; neither serves after.
+    let cluster = shop(vec![]);
+    let labels = json!({"app": "web", "tier": "front"});
+    let old = deployment(
+        "web",
+        labels.clone(),
+        pod_spec(&[("http", 8080), ("metrics", 9090)]),
+        json!({}),
+    );
+    let renamed = deployment("web", labels, pod_spec(&[("web", 8080)]), json!({"replicas": 1}));
+    let impact = estimate(&roll(old, renamed), &cluster);
+    assert_eq!(
+        services(&impact).into_iter().find(|(name, ..)| *name == "web"),
+        Some(("web", 2, 0, vec!["http"]))
+    );
+}
+
+#[test]
 fn a_rollout_whose_labels_leave_the_selector_leaves_the_service_without_endpoints() {
     let cluster = shop(vec![]);
     let spec = pod_spec(&[("http", 8080), ("metrics", 9090)]);

@@ -15,11 +15,14 @@
 mod rollout;
 mod scale;
 
+use std::collections::HashSet;
 use std::mem::discriminant;
 
 use serde_json::Value as Json;
 
-use crate::cluster::{ClusterModel, ClusterView, Object, Spec, UNREAD_BY_WORKLOAD_SPECS, project_spec};
+use crate::cluster::{
+    ClusterModel, ClusterView, Object, ObjectKey, Spec, UNREAD_BY_WORKLOAD_SPECS, project_spec,
+};
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
@@ -61,6 +64,12 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         return;
     };
     note_owned_replica_set(view, current, effects);
+    // Its pods before the request, for the Services a new template may leave unserved.
+    let own: HashSet<&ObjectKey> = if change.template_changed {
+        pods.iter().map(|p| &p.key).collect()
+    } else {
+        HashSet::new()
+    };
     let survivors = if change.to < change.from {
         scale::scale_down(view, &change, pods, effects)
     } else {
@@ -86,7 +95,14 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
             rollout::roll(&change, &survivors, effects);
             if rollout::rolls_now(&change) {
                 subject.read_object_at(&["spec", "template"], |template| {
-                    ports::rolled_out(view, current, &survivors, &NewTemplate::of(template), effects);
+                    ports::rolled_out(
+                        view,
+                        current,
+                        &own,
+                        &survivors,
+                        &NewTemplate::of(template),
+                        effects,
+                    );
                 });
             }
         }

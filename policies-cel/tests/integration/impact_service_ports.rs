@@ -66,17 +66,22 @@ fn model(objects: Vec<Value>) -> ClusterModel {
     loader.finish().unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The web Deployment as the shop's cluster holds it (pods declaring `http` and `metrics`).
+fn current_web() -> Value {
+    deployment(
+        "web",
+        json!({"app": "web", "tier": "front"}),
+        pod_spec(&[("http", 8080), ("metrics", 9090)]),
+        json!({}),
+    )
+}
+
 /// The web Deployment (2 pods declaring `http` 8080 and `metrics` 9090), the `web` Service
 /// targeting `http` by name and the `web-metrics` Service targeting 9090 by number.
 fn shop(extra: Vec<Value>) -> ClusterModel {
     let spec = pod_spec(&[("http", 8080), ("metrics", 9090)]);
     let mut objects = vec![
-        deployment(
-            "web",
-            json!({"app": "web", "tier": "front"}),
-            spec.clone(),
-            json!({}),
-        ),
+        current_web(),
         service(
             "web",
             json!({"app": "web"}),
@@ -203,12 +208,7 @@ fn a_port_that_served_nothing_before_is_not_made_worse() {
 fn a_rollout_renaming_the_targeted_container_port_leaves_the_service_without_endpoints() {
     let cluster = shop(vec![]);
     let labels = json!({"app": "web", "tier": "front"});
-    let old = deployment(
-        "web",
-        labels.clone(),
-        pod_spec(&[("http", 8080), ("metrics", 9090)]),
-        json!({}),
-    );
+    let old = current_web();
     let renamed = deployment(
         "web",
         labels.clone(),
@@ -246,12 +246,7 @@ fn pods_a_scale_down_removes_in_the_same_request_do_not_keep_the_port_served() {
     // 2 → 1 with the port renamed: one old pod goes, the other is replaced; neither serves after.
     let cluster = shop(vec![]);
     let labels = json!({"app": "web", "tier": "front"});
-    let old = deployment(
-        "web",
-        labels.clone(),
-        pod_spec(&[("http", 8080), ("metrics", 9090)]),
-        json!({}),
-    );
+    let old = current_web();
     let renamed = deployment("web", labels, pod_spec(&[("web", 8080)]), json!({"replicas": 1}));
     let impact = estimate(&roll(old, renamed), &cluster);
     assert_eq!(
@@ -312,12 +307,7 @@ fn pods_of_another_workload_that_serve_the_port_keep_it_served() {
     }
     let cluster = shop(canary);
     let labels = json!({"app": "web", "tier": "front"});
-    let old = deployment(
-        "web",
-        labels.clone(),
-        pod_spec(&[("http", 8080), ("metrics", 9090)]),
-        json!({}),
-    );
+    let old = current_web();
     let renamed = deployment("web", labels, pod_spec(&[("web", 8080)]), json!({}));
     let impact = estimate(&roll(old, renamed), &cluster);
     assert_every_port_served(&impact);

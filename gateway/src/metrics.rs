@@ -270,7 +270,7 @@ impl Metrics {
 
     /// The text exposition, with model and reload figures read now.
     pub fn encode(&self, model: &LiveModel, policies: &PolicyStore) -> Result<String, std::fmt::Error> {
-        let counts = model.read().counts();
+        let counts = model.read_briefly().counts();
         self.model_objects.clear();
         for (kind, count) in counts {
             self.model_objects

@@ -7,24 +7,28 @@
 //! feed the policy set.
 //!
 //! Watchers (live mode) and the snapshot reloader (offline mode) are the only writers; admission
-//! requests take short read locks for the duration of one evaluation.
+//! requests take read locks for the duration of one evaluation, arranged ([`gate`]) so that an
+//! evaluation running to its budget delays the writers but never the other requests.
 
+mod gate;
 mod watches;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use policies_cel::cluster::ClusterModel;
 
+pub use gate::LongRead;
+use gate::ModelGate;
 use watches::Watches;
 pub use watches::{Feeds, WatchState, WatchTotals};
 
 /// The live cluster model shared between writers and the admission path.
 #[derive(Debug, Default)]
 pub struct LiveModel {
-    model: RwLock<ClusterModel>,
+    model: ModelGate<ClusterModel>,
     ready: AtomicBool,
     /// Milliseconds since the Unix epoch when the model was last known current; 0 = never.
     current_at_ms: AtomicU64,
@@ -58,28 +62,28 @@ impl LiveModel {
         self.mirrors_cluster
     }
 
-    /// A read view for one evaluation. A writer that panicked leaves the model usable: its
-    /// insert/remove either completed or left the model as it was.
-    pub fn read(&self) -> RwLockReadGuard<'_, ClusterModel> {
-        self.model.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// A read view for one evaluation on the evaluation threads, which may run to its budget:
+    /// it yields to a waiting writer, and a writer waits for it without holding up short
+    /// readers ([`gate`]). A writer that panicked leaves the model usable: its insert/remove
+    /// either completed or left the model as it was.
+    pub fn read(&self) -> LongRead<'_, ClusterModel> {
+        self.model.read_long()
     }
 
-    /// A read view if no writer holds the model now (an evaluation on an async worker must not
-    /// wait for a re-list).
+    /// A read view for a short look (counts, a lookup, a list's difference).
+    pub fn read_briefly(&self) -> RwLockReadGuard<'_, ClusterModel> {
+        self.model.read_briefly()
+    }
+
+    /// A read view if no writer holds the model or is taking it now (an evaluation on an async
+    /// worker must not wait for a re-list).
     pub fn try_read(&self) -> Option<RwLockReadGuard<'_, ClusterModel>> {
-        match self.model.try_read() {
-            Ok(guard) => Some(guard),
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
+        self.model.try_read()
     }
 
     /// A write view for a watcher applying events; marks the model current.
     pub fn write(&self) -> RwLockWriteGuard<'_, ClusterModel> {
-        let guard = self
-            .model
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let guard = self.model.write();
         self.touch();
         guard
     }
@@ -124,9 +128,7 @@ impl LiveModel {
     /// A write view that does not mark the model current: watchers apply events through it and
     /// decide separately whether the model is current (one failing model watch means it is not).
     pub fn write_untouched(&self) -> RwLockWriteGuard<'_, ClusterModel> {
-        self.model
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.model.write()
     }
 
     /// Registers a watch feeding `feeds` (not synced yet); registering an existing one keeps

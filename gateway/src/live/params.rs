@@ -219,7 +219,7 @@ impl Params {
             if self.running.contains_key(&kind) {
                 continue;
             }
-            let resource = resource(&kind, &self.model.read());
+            let resource = resource(&kind, &self.model.read_briefly());
             let Some(resource) = resource else {
                 tracing::debug!(api_version = %kind.0, kind = %kind.1, "param kind not served yet");
                 continue;

@@ -155,7 +155,7 @@ pub async fn run(
                 model.touch_if_current();
                 if !announced && model.is_ready() {
                     announced = true;
-                    tracing::info!(objects = model.read().len(), "live model: the initial lists are in");
+                    tracing::info!(objects = model.read_briefly().len(), "live model: the initial lists are in");
                 }
                 let running = instances.running.values_mut().map(|(_, t)| t).chain(params.tasks());
                 for task in tasks.iter_mut().chain(running) {

@@ -70,7 +70,7 @@ impl ModelSync {
         let listed = self.listed.take().unwrap_or_default();
         let count = listed.len();
         let (changed, unchanged, gone) = {
-            let model = self.model.read();
+            let model = self.model.read_briefly();
             let keys: HashSet<&ObjectKey> = listed.iter().map(|o| &o.key).collect();
             let gone: Vec<ObjectKey> = model
                 .of_kind(&self.group, &self.kind)

@@ -19,7 +19,8 @@
 # memory measurement), REVIEW (the AdmissionReview posted), COMPACT (1; 0 posts REVIEW's bytes
 # as they are), WORK (scratch directory), OUT (the report, default bench/gateway/results.md),
 # CONNECTIONS ("64 4 1"), GATEWAY_ARGS (more flags for the judging gateway, e.g. `--params FILE`
-# to disable a policy and measure what it costs).
+# to disable a policy and measure what it costs), PACED_GAPS (e.g. "0 0.005 0.025": also time
+# requests sent one at a time with these gaps in seconds, paced.py; PACED_PAIRS per gap, 400).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -145,6 +146,13 @@ for conns in $CONNECTIONS; do
     log "  requests/s p50(ms) p99(ms) errors server-CPU(µs/request): ${RESULT[$name-$conns]}"
   done
 done
+paced=""
+if [ -n "${PACED_GAPS:-}" ]; then
+  log "paced: one request at a time, gaps of $PACED_GAPS s"
+  # shellcheck disable=SC2086 # PACED_GAPS is a list of numbers
+  paced=$(python3 "$HERE/paced.py" --gateway "$GATEWAY_PORT" --floor "$NOOP_PORT" --review "$REVIEW" \
+    --gaps $PACED_GAPS --pairs "${PACED_PAIRS:-400}")
+fi
 rss_10k=$(rss_kib gateway)
 kill "$(cat "$WORK/gateway.pid")" "$(cat "$WORK/noop.pid")" 2>/dev/null || true
 wait 2>/dev/null || true
@@ -179,4 +187,11 @@ python3 "$HERE/report.py" \
   --load-big "$load_big" --big-latency "$p50_big" \
   $(for key in "${!RESULT[@]}"; do printf -- '--result %s=%s ' "$key" "${RESULT[$key]// /,}"; done) \
   >"$OUT"
+if [ -n "$paced" ]; then
+  {
+    printf '\n## One request at a time\n\n'
+    printf 'bench/gateway/paced.py: the same review posted to the gateway and the floor alternately, each server seeing one request per gap over its kept-alive connection (%s pairs per gap). Round trips at the client, in microseconds.\n\n' "${PACED_PAIRS:-400}"
+    printf '%s\n' "$paced"
+  } >>"$OUT"
+fi
 cat "$OUT"

@@ -3,10 +3,13 @@
 //! is reported Running, and Ready unless its `e2e.suture.dev/ready: "false"` annotation says
 //! otherwise (flipping the annotation flips readiness, for readiness scenarios); a pod with a
 //! deletionTimestamp on a simulated node is finished with grace 0, as a kubelet confirms that its
-//! containers stopped.
+//! containers stopped. Like the scheduler's queue of unschedulable pods, a pending pod that fits
+//! no node yet (a new Node still tainted not-ready, say) is tried again every second until it is
+//! bound or gone: no event would come for it otherwise.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Binding, Node, Pod};
@@ -89,11 +92,16 @@ fn running_status(pod: &Pod, ready: bool, ip: &str, host_ip: &str) -> serde_json
     }})
 }
 
+/// How often pods left pending are tried again.
+const RETRY_PENDING: Duration = Duration::from_secs(1);
+
 /// What the simulation does with one pod it sees.
 struct Kubelet {
     client: kube::Client,
     nodes: Registry,
     load: BTreeMap<String, usize>,
+    /// Pods (namespace, name) that fit no node when last seen, or whose binding failed.
+    unbound: BTreeSet<(String, String)>,
 }
 
 impl Kubelet {
@@ -162,7 +170,12 @@ impl Kubelet {
             .list(&ListParams::default().labels(crate::simulator::nodes::TAINT_KEY))
             .await?
             .items;
+        let key = (
+            pod.metadata.namespace.clone().unwrap_or_default(),
+            name.to_owned(),
+        );
         let Some(node) = placement::choose(pod, &nodes, &self.load) else {
+            self.unbound.insert(key);
             return Ok(());
         };
         let node_name = node.metadata.name.clone().unwrap_or_default();
@@ -177,8 +190,31 @@ impl Kubelet {
             .await;
         if bound.is_ok() {
             *self.load.entry(node_name).or_default() += 1;
+            self.unbound.remove(&key);
+        } else {
+            self.unbound.insert(key);
         }
         Ok(())
+    }
+
+    /// Tries the pods left pending again (as they are now; those gone or bound meanwhile are
+    /// forgotten).
+    async fn retry_unbound(&mut self) {
+        for (namespace, name) in std::mem::take(&mut self.unbound) {
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+            match pods.get_opt(&name).await {
+                Ok(Some(pod)) => {
+                    if let Err(error) = self.handle(&pod).await {
+                        eprintln!("node simulator: pod {namespace}/{name}: {error:#}");
+                    }
+                }
+                Ok(None) => {}
+                // Looked at again next time.
+                Err(_) => {
+                    self.unbound.insert((namespace, name));
+                }
+            }
+        }
     }
 }
 
@@ -188,15 +224,24 @@ pub async fn run(client: kube::Client, nodes: Registry) {
         client: client.clone(),
         nodes,
         load: BTreeMap::new(),
+        unbound: BTreeSet::new(),
     };
     let mut pods = applied(Api::<Pod>::all(client), watcher::Config::default()).boxed();
-    while let Some(pod) = pods.next().await {
-        if let Err(error) = kubelet.handle(&pod).await {
-            eprintln!(
-                "node simulator: pod {}/{}: {error:#}",
-                pod.metadata.namespace.as_deref().unwrap_or_default(),
-                pod.metadata.name.as_deref().unwrap_or_default()
-            );
+    let mut retry = tokio::time::interval(RETRY_PENDING);
+    retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            pod = pods.next() => {
+                let Some(pod) = pod else { return };
+                if let Err(error) = kubelet.handle(&pod).await {
+                    eprintln!(
+                        "node simulator: pod {}/{}: {error:#}",
+                        pod.metadata.namespace.as_deref().unwrap_or_default(),
+                        pod.metadata.name.as_deref().unwrap_or_default()
+                    );
+                }
+            }
+            _ = retry.tick() => kubelet.retry_unbound().await,
         }
     }
 }

@@ -166,14 +166,20 @@ impl Kubelet {
     }
 
     async fn bind(&mut self, pods: &Api<Pod>, pod: &Pod, name: &str) -> anyhow::Result<()> {
-        let nodes: Vec<Node> = Api::<Node>::all(self.client.clone())
-            .list(&ListParams::default().labels(crate::simulator::nodes::TAINT_KEY))
-            .await?
-            .items;
         let key = (
             pod.metadata.namespace.clone().unwrap_or_default(),
             name.to_owned(),
         );
+        let listed = Api::<Node>::all(self.client.clone())
+            .list(&ListParams::default().labels(crate::simulator::nodes::TAINT_KEY))
+            .await;
+        let nodes: Vec<Node> = match listed {
+            Ok(list) => list.items,
+            Err(error) => {
+                self.unbound.insert(key);
+                return Err(error.into());
+            }
+        };
         let Some(node) = placement::choose(pod, &nodes, &self.load) else {
             self.unbound.insert(key);
             return Ok(());

@@ -251,3 +251,139 @@ pub async fn run(client: kube::Client, nodes: Registry) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The scheduler part against a scripted API server (kube's mock-service pattern): a pod that
+    //! fits no node is kept and bound once a node it fits appears; one gone meanwhile is forgotten.
+
+    use std::sync::{Arc, RwLock};
+
+    use http::{Request, Response};
+    use kube::client::Body;
+    use serde_json::{Value, json};
+    use tower_test::mock;
+
+    use super::*;
+    use crate::simulator::nodes::TAINT_KEY;
+
+    type Handle = mock::Handle<Request<Body>, Response<Body>>;
+
+    fn kubelet() -> (Kubelet, Handle) {
+        let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+        let nodes: Registry = Arc::new(RwLock::new(BTreeMap::from([("sim-1".into(), "10.1.0.1".into())])));
+        let kubelet = Kubelet {
+            client: kube::Client::new(service, "default"),
+            nodes,
+            load: BTreeMap::new(),
+            unbound: BTreeSet::new(),
+        };
+        (kubelet, handle)
+    }
+
+    fn pending_pod() -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "db-0", "namespace": "db", "uid": "u-1", "resourceVersion": "7"},
+            "spec": {"containers": [{"name": "db", "image": "postgres"}],
+                     "tolerations": [{"key": TAINT_KEY, "operator": "Exists"}]},
+            "status": {"phase": "Pending"}})
+    }
+
+    /// The simulated node, with the not-ready taint a new Node carries until it is seen Ready.
+    fn node_list(not_ready: bool) -> Value {
+        let mut taints = vec![json!({"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"})];
+        if not_ready {
+            taints.push(json!({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}));
+        }
+        json!({"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "3"},
+            "items": [{"metadata": {"name": "sim-1", "labels": {TAINT_KEY: "true"}},
+                       "spec": {"taints": taints}}]})
+    }
+
+    /// Answers the next request with `status` and `body`; returns its method, path and body.
+    async fn answer(handle: &mut Handle, status: u16, body: Value) -> (String, String, Vec<u8>) {
+        let (request, respond) = handle.next_request().await.expect("the kubelet makes a request");
+        let method = request.method().to_string();
+        let path = request.uri().path().to_owned();
+        let sent = http_body_util::BodyExt::collect(request.into_body())
+            .await
+            .map(|collected| collected.to_bytes().to_vec())
+            .unwrap_or_default();
+        let response = Response::builder()
+            .status(status)
+            .body(Body::from(body.to_string().into_bytes()))
+            .expect("a response");
+        respond.send_response(response);
+        (method, path, sent)
+    }
+
+    fn not_found() -> Value {
+        json!({"apiVersion": "v1", "kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404,
+            "message": "pods \"db-0\" not found"})
+    }
+
+    #[tokio::test]
+    async fn a_pod_that_fits_no_node_yet_is_bound_on_a_later_try() {
+        let (mut kubelet, mut handle) = kubelet();
+        let pod: Pod = serde_json::from_value(pending_pod()).expect("a pod");
+        let server = async {
+            let (method, path, _) = answer(&mut handle, 200, node_list(true)).await;
+            assert_eq!((method.as_str(), path.as_str()), ("GET", "/api/v1/nodes"));
+        };
+        let (handled, ()) = tokio::join!(kubelet.handle(&pod), server);
+        handled.expect("no error: the pod simply fits no node yet");
+        assert!(
+            kubelet.unbound.contains(&("db".to_owned(), "db-0".to_owned())),
+            "kept for a later try"
+        );
+
+        let server = async {
+            let (method, path, _) = answer(&mut handle, 200, pending_pod()).await;
+            assert_eq!(
+                (method.as_str(), path.as_str()),
+                ("GET", "/api/v1/namespaces/db/pods/db-0")
+            );
+            answer(&mut handle, 200, node_list(false)).await;
+            let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "db-0"},
+                "target": {"kind": "Node", "name": "sim-1"}});
+            let (method, path, sent) = answer(&mut handle, 201, binding).await;
+            assert_eq!(
+                (method.as_str(), path.as_str()),
+                ("POST", "/api/v1/namespaces/db/pods/db-0/binding")
+            );
+            let sent: Value = serde_json::from_slice(&sent).expect("a JSON Binding");
+            assert_eq!(sent["target"]["name"], "sim-1");
+            assert_eq!(sent["metadata"]["uid"], "u-1");
+        };
+        tokio::join!(kubelet.retry_unbound(), server);
+        assert!(kubelet.unbound.is_empty(), "bound, so no longer retried");
+        assert_eq!(kubelet.load.get("sim-1"), Some(&1));
+    }
+
+    #[tokio::test]
+    async fn a_failed_binding_is_retried_and_a_deleted_pod_forgotten() {
+        let (mut kubelet, mut handle) = kubelet();
+        let pod: Pod = serde_json::from_value(pending_pod()).expect("a pod");
+        let server = async {
+            answer(&mut handle, 200, node_list(false)).await;
+            let conflict = json!({"apiVersion": "v1", "kind": "Status", "status": "Failure",
+                "reason": "Conflict", "code": 409, "message": "pod db-0 is being bound"});
+            let (method, _, _) = answer(&mut handle, 409, conflict).await;
+            assert_eq!(method, "POST");
+        };
+        let (handled, ()) = tokio::join!(kubelet.handle(&pod), server);
+        handled.expect("a refused binding is no error of the simulation");
+        assert_eq!(kubelet.unbound.len(), 1, "a refused binding is tried again");
+        assert!(kubelet.load.is_empty());
+
+        let server = async {
+            let (method, path, _) = answer(&mut handle, 404, not_found()).await;
+            assert_eq!(
+                (method.as_str(), path.as_str()),
+                ("GET", "/api/v1/namespaces/db/pods/db-0")
+            );
+        };
+        tokio::join!(kubelet.retry_unbound(), server);
+        assert!(kubelet.unbound.is_empty(), "a pod gone is not tried again");
+    }
+}

@@ -255,7 +255,8 @@ pub async fn run(client: kube::Client, nodes: Registry) {
 #[cfg(test)]
 mod tests {
     //! The scheduler part against a scripted API server (kube's mock-service pattern): a pod that
-    //! fits no node is kept and bound once a node it fits appears; one gone meanwhile is forgotten.
+    //! fits no node, or whose binding or Node list failed, is kept and tried again; one gone
+    //! meanwhile is forgotten.
 
     use std::sync::{Arc, RwLock};
 
@@ -385,5 +386,23 @@ mod tests {
         };
         tokio::join!(kubelet.retry_unbound(), server);
         assert!(kubelet.unbound.is_empty(), "a pod gone is not tried again");
+    }
+
+    #[tokio::test]
+    async fn a_pod_whose_node_list_failed_is_tried_again() {
+        let (mut kubelet, mut handle) = kubelet();
+        let pod: Pod = serde_json::from_value(pending_pod()).expect("a pod");
+        let server = async {
+            let unavailable = json!({"apiVersion": "v1", "kind": "Status", "status": "Failure",
+                "reason": "ServiceUnavailable", "code": 503, "message": "etcd is not ready"});
+            let (method, path, _) = answer(&mut handle, 503, unavailable).await;
+            assert_eq!((method.as_str(), path.as_str()), ("GET", "/api/v1/nodes"));
+        };
+        let (handled, ()) = tokio::join!(kubelet.handle(&pod), server);
+        assert!(handled.is_err(), "the failed list is reported");
+        assert!(
+            kubelet.unbound.contains(&("db".to_owned(), "db-0".to_owned())),
+            "and the pod kept for a later try"
+        );
     }
 }

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets (AFL++ through the `afl` crate, stable toolchain) and runs each in turn,
-# one fuzzer process at a time at the lowest priority, then reports per target: executions,
-# coverage (edges found and bitmap coverage), corpus size, crashes and hangs.
+# one fuzzer process at a time at the lowest priority (or --jobs of them), then reports per target:
+# executions, coverage (edges found and bitmap coverage), corpus size, crashes and hangs.
 #
-#   fuzz/run.sh [--time SECONDS] [--long] [--no-build] [TARGET...]
+#   fuzz/run.sh [--time SECONDS] [--long] [--jobs N] [--no-build] [TARGET...]
 #
 #   --time SECONDS  how long each target runs (default 60)
 #   --long          run each target until 10 million executions (the Reliability target; hours
 #                   per target on a small machine); --time then caps it
+#   --jobs N        N fuzzer processes per target, one per core you can spare: the main one
+#                   (AFL++'s -M, queue fuzz/out/<target>/default) and N-1 secondaries (-S jobK)
+#                   that share its finds; executions are the sum of all, and in --long mode each
+#                   runs its share of the 10 million. Default 1.
 #   --no-build      use the targets already built
 #   TARGET          wire_review gateway_body cel policy_loader lint snapshot replay suite
 #                   (default: all)
@@ -36,6 +40,7 @@ out="$here/out"
 
 seconds=60
 long=0
+jobs=1
 build=1
 targets=()
 while (($#)); do
@@ -43,8 +48,10 @@ while (($#)); do
     --time) seconds="${2:?--time needs a number of seconds}"; shift 2 ;;
     --time=*) seconds="${1#--time=}"; shift ;;
     --long) long=1; shift ;;
+    --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
+    --jobs=*) jobs="${1#--jobs=}"; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -54,6 +61,7 @@ for target in "${targets[@]}"; do
   [[ " ${ALL_TARGETS[*]} " == *" $target "* ]] || { echo "unknown target $target (one of: ${ALL_TARGETS[*]})" >&2; exit 2; }
 done
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "--time takes whole seconds" >&2; exit 2; }
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "--jobs takes a whole number from 1" >&2; exit 2; }
 if ((long)) && [[ "$seconds" == 60 ]]; then seconds=0; fi # --long alone: no time cap
 
 command -v cargo-afl >/dev/null || { echo "cargo-afl is not installed: cargo install cargo-afl" >&2; exit 2; }
@@ -126,6 +134,53 @@ dicts() {
 # One value of a fuzzer_stats file.
 stat() { awk -F' *: *' -v key="$2" '$1 == key { print $2 }' "$1" 2>/dev/null || true; }
 
+# The instances of a target, by their directory under fuzz/out/<target>: the main one, then the
+# secondaries of --jobs.
+instances() {
+  echo default
+  local k
+  for ((k = 2; k <= jobs; k++)); do echo "job$k"; done
+}
+
+# The last speed of every instance of target $1, summed (executions a second).
+execs_per_sec() {
+  cat "$out/$1"/*/fuzzer_stats 2>/dev/null | awk -F' *: *' '$1 == "execs_per_sec" { s += $2 } END { printf "%.2f", s }'
+}
+
+# Executions so far of every instance of target $1 (this run's and earlier runs' ones).
+execs_all() {
+  local total=0 file
+  for file in "$out/$1"/*/fuzzer_stats; do
+    [[ -f "$file" ]] && total=$((total + $(stat "$file" execs_done)))
+  done
+  echo "$total"
+}
+
+# One afl-fuzz process of $target ($binary), as $role (none, -M or -S), within $limits, logging
+# to $log. RUST_LIB_BACKTRACE=0: an error refusing an input would otherwise capture (and, printed,
+# symbolise) a backtrace whenever RUST_BACKTRACE is set, which took 80% of a refused suite's time.
+# shellcheck disable=SC2046 # the dictionaries are several words
+fuzz() {
+  RUST_LIB_BACKTRACE=0 AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_AUTORESUME=1 AFL_FAST_CAL=1 \
+  AFL_IGNORE_SEED_PROBLEMS=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
+    nice -n 19 cargo afl fuzz -i "$out/seeds/$target" -o "$out/$target" -t 2000 -m 4096 \
+      "${role[@]}" $(dicts "$target") "${limits[@]}" -- "$binary" > "$log" 2>&1
+}
+
+# Sets role, limits and log for the instance named $1 of $target.
+instance() {
+  local own
+  own="$(stat "$out/$target/$1/fuzzer_stats" execs_done)"
+  limits=()
+  ((seconds > 0)) && limits+=(-V "$seconds")
+  ((long)) && limits+=(-E $((${own:-0} + 10000000 / jobs)))
+  role=()
+  log="$out/$target.log"
+  if ((jobs > 1)); then
+    if [[ "$1" == default ]]; then role=(-M default); else role=(-S "$1"); log="$out/$target.$1.log"; fi
+  fi
+}
+
 mkdir -p "$out"
 report=()
 failed=0
@@ -134,36 +189,42 @@ for target in "${targets[@]}"; do
   [[ -x "$binary" ]] || { echo "$binary is missing: run without --no-build" >&2; exit 2; }
   count="$(seeds "$target")"
   stats="$out/$target/default/fuzzer_stats"
-  before="$(stat "$stats" execs_done)"; before="${before:-0}"
-  limits=()
-  ((seconds > 0)) && limits+=(-V "$seconds")
-  ((long)) && limits+=(-E $((before + 10000000)))
-  echo "== $target: $count seeds, ${limits[*]:-no limit} (log: $out/$target.log)"
+  before="$(execs_all "$target")"
+  echo "== $target: $count seeds, $jobs process(es)"
   touch "$out/$target.start"
-  # RUST_LIB_BACKTRACE=0: an error refusing an input would otherwise capture (and, printed,
-  # symbolise) a backtrace whenever RUST_BACKTRACE is set, which took 80% of a refused suite's time.
-  # shellcheck disable=SC2046 # the dictionaries are several words
-  RUST_LIB_BACKTRACE=0 AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_AUTORESUME=1 AFL_FAST_CAL=1 \
-  AFL_IGNORE_SEED_PROBLEMS=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
-    nice -n 19 cargo afl fuzz -i "$out/seeds/$target" -o "$out/$target" -t 2000 -m 4096 \
-      $(dicts "$target") "${limits[@]}" -- "$binary" > "$out/$target.log" 2>&1 || {
-        echo "afl-fuzz failed for $target; the end of its log:" >&2
-        tail -n 20 "$out/$target.log" >&2
-        failed=1
-        continue
-      }
-  after="$(stat "$stats" execs_done)"
+  secondaries=()
+  for name in $(instances | tail -n +2); do
+    instance "$name"
+    echo "   $name: ${limits[*]:-no limit} (log: $log)"
+    fuzz & secondaries+=($!)
+  done
+  instance default
+  echo "   default: ${limits[*]:-no limit} (log: $log)"
+  status=0
+  fuzz || status=$?
+  # The main process has stopped (its limit, or an interrupt): stop the secondaries with it.
+  for name in $(instances | tail -n +2); do
+    pkill -INT -f "afl-fuzz .*-o $out/$target .*-S $name " 2>/dev/null || true
+  done
+  for pid in "${secondaries[@]}"; do wait "$pid" || true; done
+  if ((status != 0)); then
+    echo "afl-fuzz failed for $target; the end of its log:" >&2
+    tail -n 20 "$log" >&2
+    failed=1
+    continue
+  fi
+  after="$(execs_all "$target")"
   # Found in this run: a fixed input moved out of crashes/ (to fixed/, say) is not counted again.
-  crashes="$(find "$out/$target/default/crashes" -name 'id:*' -newer "$out/$target.start" 2>/dev/null | wc -l)"
-  hangs="$(find "$out/$target/default/hangs" -name 'id:*' -newer "$out/$target.start" 2>/dev/null | wc -l)"
+  crashes="$(find "$out/$target"/*/crashes -name 'id:*' -newer "$out/$target.start" 2>/dev/null | wc -l)"
+  hangs="$(find "$out/$target"/*/hangs -name 'id:*' -newer "$out/$target.start" 2>/dev/null | wc -l)"
   ((crashes + hangs > 0)) && failed=1
   row="$(printf '%-14s %12s %12s %9s %12s %8s %7s %6s' "$target" "$((after - before))" "$after" \
-    "$(stat "$stats" execs_per_sec)" "$(stat "$stats" edges_found)/$(stat "$stats" total_edges)" \
+    "$(execs_per_sec "$target")" "$(stat "$stats" edges_found)/$(stat "$stats" total_edges)" \
     "$(stat "$stats" bitmap_cvg)" "$crashes" "$hangs")"
   report+=("$row")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$target" "$((after - before))" "$after" \
     "$(stat "$stats" edges_found)" "$crashes" "$hangs" >> "$out/history.tsv"
-  find "$out/$target/default/crashes" "$out/$target/default/hangs" -name 'id:*' -newer "$out/$target.start" \
+  find "$out/$target"/*/crashes "$out/$target"/*/hangs -name 'id:*' -newer "$out/$target.start" \
     -printf '   found: %p\n' 2>/dev/null || true
 done
 

@@ -6,8 +6,10 @@
 //! followed by a stray `)` on a line of its own, which the parser reports as extraneous input
 //! after building the very same tree with the very same ids — and that error carries the
 //! offsets. The table is used only if it agrees with the tree (every identifier and literal sits
-//! where its text is); otherwise findings point at the start of the expression.
+//! where its text is); otherwise findings point at the start of the expression. The second parse
+//! happens on the first offset asked for: most expressions the lint reads get no finding.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use crate::cel::compile::parser;
@@ -19,7 +21,8 @@ use crate::cel::upstream::common::ast::{EntryExpr, Expr, IdedExpr};
 pub(crate) struct Parsed {
     pub(crate) root: IdedExpr,
     source: String,
-    offsets: HashMap<u64, usize>,
+    /// Node id to byte offset in `source`, built on first use ([`offset_table`]).
+    offsets: OnceCell<HashMap<u64, usize>>,
 }
 
 impl Parsed {
@@ -27,17 +30,10 @@ impl Parsed {
     pub(crate) fn new(source: &str) -> Option<Self> {
         let rewritten = rewrite_quote_escapes(source);
         let root = parser().parse(&rewritten.text).ok()?;
-        let mut offsets = offsets(&rewritten.text);
-        if !agrees(&root, &rewritten.text, &offsets) {
-            offsets.clear();
-        }
-        for offset in offsets.values_mut() {
-            *offset = rewritten.original_offset(*offset);
-        }
         Some(Self {
             root,
             source: source.to_owned(),
-            offsets,
+            offsets: OnceCell::new(),
         })
     }
 
@@ -49,7 +45,10 @@ impl Parsed {
 
     /// [`Parsed::offset`] of the node numbered `id`.
     pub(crate) fn offset_of(&self, id: u64) -> usize {
-        let offset = self.offsets.get(&id).copied().unwrap_or(0);
+        let offsets = self
+            .offsets
+            .get_or_init(|| offset_table(&self.source, &self.root));
+        let offset = offsets.get(&id).copied().unwrap_or(0);
         if self
             .source
             .get(offset..)
@@ -80,8 +79,22 @@ pub(crate) fn qualified_name(expr: &IdedExpr, is_free: &dyn Fn(&str) -> bool) ->
     }
 }
 
+/// Where each node of `root`, the tree of `source`, starts in `source`; empty when the probe's
+/// table does not agree with the tree.
+fn offset_table(source: &str, root: &IdedExpr) -> HashMap<u64, usize> {
+    let rewritten = rewrite_quote_escapes(source);
+    let mut offsets = probe_offsets(&rewritten.text);
+    if !agrees(root, &rewritten.text, &offsets) {
+        offsets.clear();
+    }
+    for offset in offsets.values_mut() {
+        *offset = rewritten.original_offset(*offset);
+    }
+    offsets
+}
+
 /// The offset table of `source`, from the error of a parse with a trailing `)`.
-fn offsets(source: &str) -> HashMap<u64, usize> {
+fn probe_offsets(source: &str) -> HashMap<u64, usize> {
     let Err(errors) = parser().parse(&format!("{source}\n)")) else {
         return HashMap::new();
     };

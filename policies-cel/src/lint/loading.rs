@@ -7,20 +7,25 @@ use crate::policy::context::{Warning, WarningKind};
 use crate::policy::{LoadError, Loader, PolicySet};
 
 use crate::lint::finding::{Code, Severity};
+use crate::lint::objects::FileDocuments;
 use crate::lint::sink::{Says, Sink};
 use crate::lint::source::{Place, last_key};
 
-/// Loads `policies` and `params` (indexes into the sink's files) as the commands would, and
-/// reports what the loader says; returns what loaded.
-pub(crate) fn load(sink: &mut Sink<'_>, policies: &[usize], params: &[usize]) -> PolicySet {
+/// Loads `policies` and `params` (indexes into the sink's files and into `documents`, each
+/// file's documents as read) as the commands would, and reports what the loader says; returns
+/// what loaded.
+pub(crate) fn load(
+    sink: &mut Sink<'_>,
+    documents: &[FileDocuments],
+    policies: &[usize],
+    params: &[usize],
+) -> PolicySet {
     let mut loader = Loader::new();
     for &file in policies {
-        let source = &sink.files[file];
-        loader.add_str_lenient(&source.name, &source.text);
+        loader.add_documents_lenient(&sink.files[file].name, &documents[file]);
     }
     for &file in params {
-        let source = &sink.files[file];
-        loader.add_params_str_lenient(&source.name, &source.text);
+        loader.add_params_documents_lenient(&sink.files[file].name, &documents[file]);
     }
     let (set, errors, warnings) = loader.finish_lenient();
     for error in errors.into_iter().flat_map(LoadError::into_vec) {

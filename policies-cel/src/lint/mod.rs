@@ -176,12 +176,9 @@ impl Linter {
         let policy_files: Vec<usize> = (0..self.files.len())
             .filter(|i| !self.params.contains(i))
             .collect();
-        loading::load(&mut sink, &policy_files, &self.params);
-        let linted: Vec<SourceFile> = policy_files.iter().map(|&i| self.files[i].clone()).collect();
-        let mut objects = objects::objects(&linted);
-        for object in &mut objects {
-            object.file = policy_files[object.file];
-        }
+        let documents = objects::documents(&self.files);
+        loading::load(&mut sink, &documents, &policy_files, &self.params);
+        let objects = objects::objects(&documents, &policy_files);
         let mut crds = crd_inputs::in_objects(&mut sink, &objects);
         crds.extend(&self.crds);
         let expressions = expressions::check(&mut sink, &objects, &crds);

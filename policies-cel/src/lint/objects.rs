@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use crate::policy::LoadError;
 use crate::policy::marked::{Marked, Pos};
 use crate::policy::path::FieldPath;
 use crate::policy::read::{self, ParsedDocument, ReadAs};
@@ -81,25 +82,37 @@ impl Object {
     }
 }
 
-/// Every object of `files` that parses (syntax errors are the loader's to report).
-pub(crate) fn objects(files: &[SourceFile]) -> Vec<Object> {
+/// The documents of one linted file, parsed once for the loader and the lint's own checks.
+pub(crate) type FileDocuments = Vec<Result<ParsedDocument, LoadError>>;
+
+/// The documents of each of `files`, as the loader reads them ([`read::documents`]).
+pub(crate) fn documents(files: &[SourceFile]) -> Vec<FileDocuments> {
+    files
+        .iter()
+        .map(|source| read::documents(&source.name, &source.text))
+        .collect()
+}
+
+/// Every object of the files numbered `files` that parses (syntax errors are the loader's to
+/// report); `documents` holds every file's documents.
+pub(crate) fn objects(documents: &[FileDocuments], files: &[usize]) -> Vec<Object> {
     let mut out = Vec::new();
-    for (file, source) in files.iter().enumerate() {
-        for document in read::documents(&source.name, &source.text).into_iter().flatten() {
+    for &file in files {
+        for document in documents[file].iter().flatten() {
             let ParsedDocument {
                 line,
                 marked: Marked { value, pos },
                 ..
             } = document;
             // A List whose items are not a list holds no object (the loader reports it).
-            let Ok(objects) = read::objects(&value) else {
+            let Ok(objects) = read::objects(value) else {
                 continue;
             };
-            let pos = Rc::new(pos);
+            let pos = Rc::new(pos.clone());
             for (base, value) in objects {
                 out.push(Object {
                     file,
-                    first_line: line,
+                    first_line: *line,
                     pos: pos.clone(),
                     base,
                     value: value.clone(),

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::policy::context::{Ctx, Report, Warning, WarningKind};
 use crate::policy::path::FieldPath;
-use crate::policy::read::{self, ReadAs};
+use crate::policy::read::{self, ParsedDocument, ReadAs};
 use crate::policy::{LoadError, PolicySet, SourceRef, safety, vap};
 
 /// Loads policies, bindings and param objects from files, directories and strings.
@@ -128,14 +128,23 @@ impl Loader {
         }
     }
 
-    /// Adds the policies of `text` and keeps going whatever is wrong (the lint reports it all).
-    pub(crate) fn add_str_lenient(&mut self, name: &str, text: &str) {
-        self.text(name, text, Role::Policies);
+    /// Adds the policies of `file`'s documents, already read ([`read::documents`]), and keeps
+    /// going whatever is wrong (the lint reports it all).
+    pub(crate) fn add_documents_lenient(
+        &mut self,
+        file: &str,
+        documents: &[Result<ParsedDocument, LoadError>],
+    ) {
+        self.documents(file, documents, Role::Policies);
     }
 
-    /// Adds the param objects of `text`, keeping going whatever is wrong.
-    pub(crate) fn add_params_str_lenient(&mut self, name: &str, text: &str) {
-        self.text(name, text, Role::Params);
+    /// Adds the param objects of `file`'s documents, keeping going whatever is wrong.
+    pub(crate) fn add_params_documents_lenient(
+        &mut self,
+        file: &str,
+        documents: &[Result<ParsedDocument, LoadError>],
+    ) {
+        self.documents(file, documents, Role::Params);
     }
 
     /// What loaded, every error in file order, and every warning: the set holds the policies and
@@ -199,11 +208,16 @@ impl Loader {
 
     /// The documents of a file ([`read::documents`]).
     fn text(&mut self, file: &str, text: &str, role: Role) {
-        for document in read::documents(file, text) {
+        self.documents(file, &read::documents(file, text), role);
+    }
+
+    /// The objects of a file's documents; a document that did not parse is an error.
+    fn documents(&mut self, file: &str, documents: &[Result<ParsedDocument, LoadError>], role: Role) {
+        for document in documents {
             let document = match document {
                 Ok(document) => document,
                 Err(error) => {
-                    self.report.errors.push(error);
+                    self.report.errors.push(error.clone());
                     continue;
                 }
             };

@@ -9,6 +9,7 @@ use crate::cel::ast::{BinOp, Comprehension, Kind, Node};
 use crate::cel::check::{self, TypeError};
 use crate::cel::functions::{self, Builtin, bridge};
 use crate::cel::macros::{self, TwoVar, append_in_place, two_variable};
+use crate::cel::nesting::deeper_than;
 use crate::cel::parsed::{Parsed, qualified_name};
 use crate::cel::position::{find_literal, find_word, parse_error};
 use crate::cel::quotes::rewrite_quote_escapes;
@@ -19,12 +20,13 @@ use crate::cel::upstream::parser::Parser;
 use crate::cel::{CompileError, Env, Program, Root, Value};
 
 /// The deepest nesting the parser accepts (cel-go's default is 250; we parse recursively).
-const MAX_RECURSION_DEPTH: u16 = 96;
+pub(crate) const MAX_RECURSION_DEPTH: u16 = 96;
 /// Longest expression accepted, in bytes (Kubernetes bounds expressions at 5 KiB).
 const MAX_SOURCE_LEN: usize = 64 * 1024;
 
 /// The parser of every expression (the compiler's, and the lint's): optional syntax on, nesting
-/// bounded by [`MAX_RECURSION_DEPTH`].
+/// bounded by [`MAX_RECURSION_DEPTH`]. Check the source with [`deeper_than`] first: the parser's
+/// own bound misbehaves well past it (see [`crate::cel::nesting`]).
 pub(crate) fn parser() -> Parser {
     Parser::new()
         .enable_optional_syntax(true)
@@ -45,6 +47,14 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
     }
     if source.trim().is_empty() {
         return Err(CompileError::new("expression is empty", source, 0, 0));
+    }
+    if let Some(offset) = deeper_than(source, usize::from(MAX_RECURSION_DEPTH)) {
+        return Err(CompileError::new(
+            format!("expression nests deeper than {MAX_RECURSION_DEPTH} levels (brackets and conditionals)"),
+            source,
+            offset,
+            1,
+        ));
     }
     let rewritten = rewrite_quote_escapes(source);
     let parsed = parser()

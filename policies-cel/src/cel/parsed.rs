@@ -12,7 +12,8 @@
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
-use crate::cel::compile::parser;
+use crate::cel::compile::{MAX_RECURSION_DEPTH, parser};
+use crate::cel::nesting::deeper_than;
 use crate::cel::quotes::rewrite_quote_escapes;
 use crate::cel::upstream::common::ast::{EntryExpr, Expr, IdedExpr};
 
@@ -28,6 +29,9 @@ pub(crate) struct Parsed {
 impl Parsed {
     /// Parses `source`; `None` when it does not parse (the loader reports that).
     pub(crate) fn new(source: &str) -> Option<Self> {
+        deeper_than(source, usize::from(MAX_RECURSION_DEPTH))
+            .is_none()
+            .then_some(())?;
         let rewritten = rewrite_quote_escapes(source);
         let root = parser().parse(&rewritten.text).ok()?;
         Some(Self {

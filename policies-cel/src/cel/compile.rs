@@ -26,7 +26,7 @@ const MAX_SOURCE_LEN: usize = 64 * 1024;
 
 /// The parser of every expression (the compiler's, and the lint's): optional syntax on, nesting
 /// bounded by [`MAX_RECURSION_DEPTH`]. Check the source with [`deeper_than`] first: the parser's
-/// own bound misbehaves well past it (see [`crate::cel::nesting`]).
+/// own bound misbehaves past it (see [`crate::cel::nesting`]).
 pub(crate) fn parser() -> Parser {
     Parser::new()
         .enable_optional_syntax(true)

@@ -12,6 +12,8 @@
 //! into `expr` for each. String literals and comments are skipped; the `?` of optional syntax
 //! (`a.?b`, `a[?0]`, `{?k: v}`, `[?x]`) opens no level.
 
+use crate::cel::quotes::is_raw_prefix;
+
 /// The estimated nesting depth of `source` past `max`, as the byte offset where the depth first
 /// passes it; `None` when it stays within.
 pub(crate) fn deeper_than(source: &str, max: usize) -> Option<usize> {
@@ -61,16 +63,25 @@ pub(crate) fn deeper_than(source: &str, max: usize) -> Option<usize> {
     None
 }
 
-/// The offset just past the string literal whose opening quote is at `start` (the end of the
-/// source when it is not closed). A raw literal (`r'…'`) has no escapes.
+/// The offset just past the string literal whose opening quote is at `start`, read as the lexer
+/// reads it: a raw literal (`r'…'`, [`is_raw_prefix`]) has no escapes, and a one-line literal ends
+/// at its line. A literal the lexer cannot close is no literal to it (it drops the quote and
+/// reads on): only the quote is skipped then, so the brackets after it still count.
 fn literal_end(bytes: &[u8], start: usize) -> usize {
     let quote = bytes[start];
-    let raw = start > 0 && matches!(bytes[start - 1], b'r' | b'R');
+    let raw = is_raw_prefix(&bytes[..start]);
     let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
+    let unclosed = start + 1;
     let mut i = start + if triple { 3 } else { 1 };
     while i < bytes.len() {
         match bytes[i] {
-            b'\\' if !raw => i += 2,
+            b'\n' | b'\r' if !triple => return unclosed,
+            b'\\' if !raw => {
+                if !triple && matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) {
+                    return unclosed;
+                }
+                i += 2;
+            }
             b if b == quote && !triple => return i + 1,
             b if b == quote && bytes.get(i + 1) == Some(&quote) && bytes.get(i + 2) == Some(&quote) => {
                 return i + 3;
@@ -78,7 +89,7 @@ fn literal_end(bytes: &[u8], start: usize) -> usize {
             _ => i += 1,
         }
     }
-    bytes.len()
+    unclosed
 }
 
 #[cfg(test)]
@@ -101,6 +112,17 @@ mod tests {
         assert_eq!(deeper_than("a // ((((\n", 1), None);
         assert_eq!(deeper_than("a.?b.orValue(1)", 2), None);
         assert_eq!(deeper_than("[?a.?b] + {?'k': x}", 2), None);
+    }
+
+    #[test]
+    fn a_literal_the_lexer_cannot_close_hides_nothing() {
+        // An `r` ending an identifier is no raw prefix: `\'` is an escape, and the string ends
+        // after the next quote, so the brackets are code.
+        assert_eq!(deeper_than("ar'\\'' + [[[1]]]", 3), Some(11));
+        // A one-line literal ends at its line; an unclosed one is only its quote.
+        assert_eq!(deeper_than("'abc\n[[[1]]]'", 3), Some(7));
+        assert_eq!(deeper_than("'abc [[[1]]]", 3), Some(7));
+        assert_eq!(deeper_than("'''abc\n[[[1]]]'''", 3), None);
     }
 
     #[test]

@@ -27,11 +27,12 @@ pub(crate) struct Parsed {
 }
 
 impl Parsed {
-    /// Parses `source`; `None` when it does not parse (the loader reports that).
+    /// Parses `source`; `None` when it does not parse or nests past the parser's bound (the
+    /// loader reports both).
     pub(crate) fn new(source: &str) -> Option<Self> {
-        deeper_than(source, usize::from(MAX_RECURSION_DEPTH))
-            .is_none()
-            .then_some(())?;
+        if deeper_than(source, usize::from(MAX_RECURSION_DEPTH)).is_some() {
+            return None;
+        }
         let rewritten = rewrite_quote_escapes(source);
         let root = parser().parse(&rewritten.text).ok()?;
         Some(Self {

@@ -101,7 +101,7 @@ pub(crate) fn rewrite_quote_escapes(source: &str) -> Rewritten<'_> {
 
 /// True when the quote after `before` opens a raw string: an `r`/`R` prefix, alone or beside a
 /// bytes prefix (`rb`, `bR`, ...), that is not the end of an identifier.
-fn is_raw_prefix(before: &[u8]) -> bool {
+pub(crate) fn is_raw_prefix(before: &[u8]) -> bool {
     let prefix_len = before
         .iter()
         .rev()

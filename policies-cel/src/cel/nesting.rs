@@ -9,10 +9,11 @@
 //!
 //! The estimate never undercounts the parser's: one level per enclosing bracket (`(`, `[`, `{`)
 //! and one per conditional (`?` … `:`) still open in the same bracket, as the grammar recurses
-//! into `expr` for each. String literals and comments are skipped; the `?` of optional syntax
+//! into `expr` for each. String literals (as the lexer reads them, [`literal_end`]) and comments
+//! are skipped; the `?` of optional syntax
 //! (`a.?b`, `a[?0]`, `{?k: v}`, `[?x]`) opens no level.
 
-use crate::cel::quotes::is_raw_prefix;
+use crate::cel::quotes::literal_end;
 
 /// The estimated nesting depth of `source` past `max`, as the byte offset where the depth first
 /// passes it; `None` when it stays within.
@@ -61,35 +62,6 @@ pub(crate) fn deeper_than(source: &str, max: usize) -> Option<usize> {
         i += 1;
     }
     None
-}
-
-/// The offset just past the string literal whose opening quote is at `start`, read as the lexer
-/// reads it: a raw literal (`r'…'`, [`is_raw_prefix`]) has no escapes, and a one-line literal ends
-/// at its line. A literal the lexer cannot close is no literal to it (it drops the quote and
-/// reads on): only the quote is skipped then, so the brackets after it still count.
-fn literal_end(bytes: &[u8], start: usize) -> usize {
-    let quote = bytes[start];
-    let raw = is_raw_prefix(&bytes[..start]);
-    let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
-    let unclosed = start + 1;
-    let mut i = start + if triple { 3 } else { 1 };
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' | b'\r' if !triple => return unclosed,
-            b'\\' if !raw => {
-                if !triple && matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) {
-                    return unclosed;
-                }
-                i += 2;
-            }
-            b if b == quote && !triple => return i + 1,
-            b if b == quote && bytes.get(i + 1) == Some(&quote) && bytes.get(i + 2) == Some(&quote) => {
-                return i + 3;
-            }
-            _ => i += 1,
-        }
-    }
-    unclosed
 }
 
 #[cfg(test)]

@@ -28,65 +28,42 @@ impl Rewritten<'_> {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Literal {
-    quote: u8,
-    triple: bool,
-    raw: bool,
-}
-
 /// Rewrites `\'` inside `"`-strings and `\"` inside `'`-strings (triple-quoted too) as hex escapes.
 pub(crate) fn rewrite_quote_escapes(source: &str) -> Rewritten<'_> {
     let bytes = source.as_bytes();
     let mut out: Option<String> = None;
     let mut rewrites = Vec::new();
     let mut copied = 0;
-    let mut literal: Option<Literal> = None;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        match literal {
-            None => {
-                if b == b'/' && bytes.get(i + 1) == Some(&b'/') {
-                    i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
-                    continue;
-                }
-                if b == b'"' || b == b'\'' {
-                    let triple = bytes.get(i + 1) == Some(&b) && bytes.get(i + 2) == Some(&b);
-                    literal = Some(Literal {
-                        quote: b,
-                        triple,
-                        raw: is_raw_prefix(&bytes[..i]),
-                    });
-                    i += if triple { 3 } else { 1 };
-                    continue;
-                }
-                i += 1;
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
             }
-            Some(lit) => {
-                if b == b'\\' && !lit.raw {
-                    let other = if lit.quote == b'"' { b'\'' } else { b'"' };
-                    if bytes.get(i + 1) == Some(&other) {
-                        let text = out.get_or_insert_with(|| String::with_capacity(source.len() + 8));
-                        text.push_str(&source[copied..i]);
-                        rewrites.push(text.len());
-                        text.push_str(if other == b'\'' { "\\x27" } else { "\\x22" });
-                        copied = i + 2;
-                    }
-                    i += 2;
-                    continue;
-                }
-                if b == lit.quote {
-                    if !lit.triple {
-                        literal = None;
-                    } else if bytes.get(i + 1) == Some(&b) && bytes.get(i + 2) == Some(&b) {
-                        literal = None;
-                        i += 3;
-                        continue;
+            quote @ (b'"' | b'\'') => {
+                let end = literal_end(bytes, i);
+                if !is_raw_prefix(&bytes[..i]) {
+                    let other = if quote == b'"' { b'\'' } else { b'"' };
+                    // Escapes inside the literal, its closing quote(s) excluded.
+                    let mut at = i + 1;
+                    while at + 1 < end {
+                        if bytes[at] != b'\\' {
+                            at += 1;
+                            continue;
+                        }
+                        if bytes[at + 1] == other {
+                            let text = out.get_or_insert_with(|| String::with_capacity(source.len() + 8));
+                            text.push_str(&source[copied..at]);
+                            rewrites.push(text.len());
+                            text.push_str(if other == b'\'' { "\\x27" } else { "\\x22" });
+                            copied = at + 2;
+                        }
+                        at += 2;
                     }
                 }
-                i += 1;
+                i = end;
             }
+            _ => i += 1,
         }
     }
     let text = match out {
@@ -99,9 +76,38 @@ pub(crate) fn rewrite_quote_escapes(source: &str) -> Rewritten<'_> {
     Rewritten { text, rewrites }
 }
 
+/// The offset just past the string literal whose opening quote is at `start`, read as the lexer
+/// reads it: a raw literal (`r'…'`, [`is_raw_prefix`]) has no escapes, and a one-line literal ends
+/// at its line. A literal the lexer cannot close is no literal to it (it drops the quote and
+/// reads on): then only the quote is skipped.
+pub(crate) fn literal_end(bytes: &[u8], start: usize) -> usize {
+    let quote = bytes[start];
+    let raw = is_raw_prefix(&bytes[..start]);
+    let triple = bytes.get(start + 1) == Some(&quote) && bytes.get(start + 2) == Some(&quote);
+    let unclosed = start + 1;
+    let mut i = start + if triple { 3 } else { 1 };
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' | b'\r' if !triple => return unclosed,
+            b'\\' if !raw => {
+                if !triple && matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) {
+                    return unclosed;
+                }
+                i += 2;
+            }
+            b if b == quote && !triple => return i + 1,
+            b if b == quote && bytes.get(i + 1) == Some(&quote) && bytes.get(i + 2) == Some(&quote) => {
+                return i + 3;
+            }
+            _ => i += 1,
+        }
+    }
+    unclosed
+}
+
 /// True when the quote after `before` opens a raw string: an `r`/`R` prefix, alone or beside a
 /// bytes prefix (`rb`, `bR`, ...), that is not the end of an identifier.
-pub(crate) fn is_raw_prefix(before: &[u8]) -> bool {
+fn is_raw_prefix(before: &[u8]) -> bool {
     let prefix_len = before
         .iter()
         .rev()

@@ -52,6 +52,9 @@ pub struct ClusterModel {
     pods_by_class: Index<(ClassKind, Text)>,
     /// (namespace, service) → EndpointSlices.
     slices_by_service: Index<(Text, Text)>,
+    /// (namespace, kind) → the Services and PodDisruptionBudgets there: the objects that select
+    /// pods, found without walking the namespace's other objects.
+    selectors_by_namespace: Index<(Text, Text)>,
     /// (namespace, claim name) → the PersistentVolume claimed.
     volume_by_claim: HashMap<(Text, Text), ObjectId, RandomState>,
     /// Strings that repeat across objects (label keys and values, namespaces, node names,
@@ -387,6 +390,17 @@ impl ClusterModel {
                     pull(&mut self.slices_by_service, &Pair(ns, service), id);
                 }
             }
+            Spec::Service { .. } | Spec::PodDisruptionBudget { .. } if !ns.is_empty() => {
+                if add {
+                    push(
+                        &mut self.selectors_by_namespace,
+                        (ns.clone(), key.kind.clone()),
+                        id,
+                    );
+                } else {
+                    pull(&mut self.selectors_by_namespace, &Pair(ns, &key.kind), id);
+                }
+            }
             Spec::PersistentVolume { claim, node, .. } => {
                 if let Some((claim_ns, claim)) = claim {
                     let index_key = Pair(claim_ns, claim);
@@ -534,9 +548,8 @@ impl ClusterView for ClusterModel {
     }
 
     fn selecting_pod(&self, kind: &str, pod: &Object) -> Vec<&Object> {
-        self.resolve(self.by_namespace.get(&*pod.key.namespace))
+        self.resolve(self.selectors_by_namespace.get(&Pair(&pod.key.namespace, kind)))
             .into_iter()
-            .filter(|o| &*o.key.kind == kind)
             .filter(|o| match &o.spec {
                 Spec::Service {
                     selector: Some(labels),
@@ -634,5 +647,55 @@ mod tests {
         assert_eq!(model.counts(), vec![("Pod".to_owned(), 99)]);
         // Pods' own names and uids are not interned: churn does not grow the string set.
         assert!(!model.strings.contains("web-5") && !model.strings.contains("u-5"));
+    }
+
+    #[test]
+    fn the_services_and_budgets_selecting_a_pod_follow_replacements_and_removals() {
+        let mut model = ClusterModel::new();
+        let selecting = |kind: &str, namespace: &str, name: &str, app: &str| {
+            let (api, spec) = match kind {
+                "Service" => ("v1", json!({"selector": {"app": app}})),
+                _ => (
+                    "policy/v1",
+                    json!({"selector": {"matchLabels": {"app": app}}, "minAvailable": 1}),
+                ),
+            };
+            json!({"apiVersion": api, "kind": kind,
+                "metadata": {"name": name, "namespace": namespace}, "spec": spec})
+        };
+        let web = pod(&mut model, "web-0", "u-0");
+        model.insert(web.clone());
+        for (kind, namespace, name, app) in [
+            ("Service", "shop", "web", "web"),
+            ("Service", "shop", "admin", "admin"),
+            ("Service", "other", "web", "web"),
+            ("PodDisruptionBudget", "shop", "web", "web"),
+        ] {
+            model.insert_json(&selecting(kind, namespace, name, app)).unwrap();
+        }
+        let names = |model: &ClusterModel, kind: &str| -> Vec<String> {
+            model
+                .selecting_pod(kind, &web)
+                .iter()
+                .map(|o| o.key.to_string())
+                .collect()
+        };
+        assert_eq!(names(&model, "Service"), ["Service shop/web"]);
+        assert_eq!(
+            names(&model, "PodDisruptionBudget"),
+            ["PodDisruptionBudget shop/web"]
+        );
+        // The Service now selects other pods; the budget is gone; another Service comes.
+        model
+            .insert_json(&selecting("Service", "shop", "web", "api"))
+            .unwrap();
+        model.remove(&ObjectKey::new("policy", "PodDisruptionBudget", "shop", "web"));
+        model
+            .insert_json(&selecting("Service", "shop", "web-internal", "web"))
+            .unwrap();
+        assert_eq!(names(&model, "Service"), ["Service shop/web-internal"]);
+        assert!(names(&model, "PodDisruptionBudget").is_empty());
+        model.remove(&ObjectKey::new("", "Service", "shop", "web-internal"));
+        assert!(names(&model, "Service").is_empty());
     }
 }

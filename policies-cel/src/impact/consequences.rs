@@ -419,9 +419,15 @@ pub(crate) fn service_endpoints(
                 ready.extend(endpoints.iter().filter(|e| e.ready).map(|e| e.pod.as_deref()));
             }
         }
-        let is_down = |pod: &Option<&str>| {
-            pod.is_some_and(|name| down.contains(&ObjectKey::new("", "Pod", namespace, name)))
-        };
+        // The names of the pods down in the Service's namespace, looked up without a key made
+        // per endpoint.
+        let mut down_here: Vec<&str> = down
+            .iter()
+            .filter(|key| key.group.is_empty() && &*key.kind == "Pod" && key.namespace == *namespace)
+            .map(|key| &*key.name)
+            .collect();
+        down_here.sort_unstable();
+        let is_down = |pod: &Option<&str>| pod.is_some_and(|name| down_here.binary_search(&name).is_ok());
         let after = ready.iter().filter(|p| !is_down(p)).count();
         return (ready.len(), after);
     }

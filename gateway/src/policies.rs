@@ -15,6 +15,8 @@ use arc_swap::ArcSwap;
 use policies_cel::pack;
 use policies_cel::policy::{EvalOptions, LoadError, Loader, PolicySet};
 
+use crate::admission::plans::Plans;
+
 /// Where the enforced policies come from.
 #[derive(Debug, Clone, Default)]
 pub struct PolicySources {
@@ -85,6 +87,8 @@ pub struct PolicyStore {
 pub struct Enforced {
     pub set: Arc<PolicySet>,
     pub without_impact: Arc<PolicySet>,
+    /// The pre-filter's answers for `set`, per kind of request.
+    pub plans: Plans,
 }
 
 impl Enforced {
@@ -99,6 +103,7 @@ impl Enforced {
             options: set.options,
         });
         Self {
+            plans: Plans::new(&set),
             set: Arc::new(set),
             without_impact,
         }

@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use crate::admission::failure;
 use crate::admission::lanes::{HEAVY_CONCURRENCY, HEAVY_EVALUATION, Lane, Shape, ShapeMemory};
+use crate::admission::plans::Plan;
 use crate::admission::pool::{EvalPool, PoolError};
 use crate::ledger::SharedLedger;
 use crate::model::LiveModel;
@@ -190,24 +191,23 @@ impl Evaluator {
         }
     }
 
-    /// Judges the request in `source` with the enforced set; `candidates` are the policies
-    /// that could match it (never empty: requests no policy could match are answered without
-    /// the evaluator).
-    pub async fn judge(&self, enforced: &Enforced, candidates: Vec<Arc<Policy>>, source: Source) -> Judged {
+    /// Judges the request in `source` with the enforced set; `plan` holds the policies that
+    /// could match it (never none: requests no policy could match are answered without the
+    /// evaluator).
+    pub async fn judge(&self, enforced: &Enforced, plan: &Plan, source: Source) -> Judged {
         let deadline = Instant::now() + self.timeout;
-        let (set, stale) = match self.split_stale(&candidates) {
-            Some((stale, why)) => (Arc::clone(&enforced.without_impact), Some((stale, why))),
-            None => (Arc::clone(&enforced.set), None),
+        let Some((stale_policies, why)) = self.split_stale(&plan.candidates) else {
+            return self.run(Arc::clone(&enforced.set), plan, source, deadline).await;
         };
-        let evaluated: Vec<Arc<Policy>> = match &stale {
-            Some((stale_policies, _)) => candidates
+        let set = Arc::clone(&enforced.without_impact);
+        let evaluated = Plan::of(
+            plan.candidates
                 .iter()
                 .filter(|p| !stale_policies.iter().any(|s| Arc::ptr_eq(s, p)))
                 .cloned()
                 .collect(),
-            None => candidates,
-        };
-        let mut judged = if evaluated.is_empty() {
+        );
+        let mut judged = if evaluated.candidates.is_empty() {
             Judged {
                 decision: Decision {
                     allowed: true,
@@ -218,10 +218,8 @@ impl Evaluator {
         } else {
             self.run(Arc::clone(&set), &evaluated, source, deadline).await
         };
-        if let Some((stale_policies, why)) = stale {
-            failure::apply(&mut judged.decision, &set, &stale_policies, &why);
-            judged.failure = judged.failure.or(Some(FailureKind::Stale));
-        }
+        failure::apply(&mut judged.decision, &set, &stale_policies, &why);
+        judged.failure = judged.failure.or(Some(FailureKind::Stale));
         judged
     }
 
@@ -237,13 +235,8 @@ impl Evaluator {
     }
 
     /// One bounded evaluation of `set`.
-    async fn run(
-        &self,
-        set: Arc<PolicySet>,
-        candidates: &[Arc<Policy>],
-        source: Source,
-        deadline: Instant,
-    ) -> Judged {
+    async fn run(&self, set: Arc<PolicySet>, plan: &Plan, source: Source, deadline: Instant) -> Judged {
+        let candidates = plan.candidates.as_slice();
         let fail = |kind: FailureKind, why: String| {
             let mut decision = Decision {
                 allowed: true,
@@ -258,13 +251,12 @@ impl Evaluator {
             }
         };
         let budget = self.timeout;
-        let shape = Shape::of(candidates);
+        let (shape, reads_history) = (plan.shape, plan.reads_history);
         let heavy = self.heavy_shapes.is_marked(shape);
-        let reads_history = candidates.iter().any(|p| p.uses_history());
         let source = if heavy || self.beyond_trial.is_marked(shape) {
             source
         } else {
-            match self.judge_inline(&set, shape, reads_history, source) {
+            match self.judge_inline(&set, candidates, shape, reads_history, source) {
                 Ok(judged) => return judged,
                 Err(unfinished) => unfinished,
             }
@@ -301,6 +293,7 @@ impl Evaluator {
         let hook = self.hook.clone();
         let summarize = self.summarize_impact;
         let task_set = Arc::clone(&set);
+        let task_candidates = candidates.to_vec();
         let began = Arc::new(std::sync::OnceLock::new());
         let task_began = Arc::clone(&began);
         let live = self.model.mirrors_cluster();
@@ -316,6 +309,7 @@ impl Evaluator {
             let _ = task_began.set(Instant::now());
             let base = EvalContext {
                 live,
+                only: Some(&task_candidates),
                 ..EvalContext::default()
             };
             let decision = judge_request(&ledger, &task_set, &request, &*view, reads_history, &base);
@@ -362,6 +356,7 @@ impl Evaluator {
     fn judge_inline(
         &self,
         set: &Arc<PolicySet>,
+        candidates: &[Arc<Policy>],
         shape: Shape,
         reads_history: bool,
         source: Source,
@@ -385,6 +380,7 @@ impl Evaluator {
             let base = EvalContext {
                 trial: Some(&trial),
                 live: self.model.mirrors_cluster(),
+                only: Some(candidates),
                 ..EvalContext::default()
             };
             judge_request(&self.ledger, set, &request, &*view, reads_history, &base)
@@ -675,7 +671,7 @@ spec:
         );
         let candidates = enforced.set.policies.clone();
         evaluator
-            .judge(&enforced, candidates, configmap_create(name))
+            .judge(&enforced, &Plan::of(candidates), configmap_create(name))
             .await
     }
 
@@ -793,7 +789,7 @@ spec:
             let offline =
                 with_inline_cost(LiveModel::ready_with(model), Duration::from_secs(60), inline_cost);
             let judged = offline
-                .judge(&enforced, enforced.set.policies.clone(), source)
+                .judge(&enforced, &Plan::of(enforced.set.policies.clone()), source)
                 .await;
             assert!(judged.decision.allowed, "{:?}", judged.decision.denials);
 
@@ -805,7 +801,9 @@ spec:
             live.mark_ready();
             let live = with_inline_cost(live, Duration::from_secs(60), inline_cost);
             assert_eq!(live.staleness(), None, "a current model");
-            let judged = live.judge(&enforced, enforced.set.policies.clone(), source).await;
+            let judged = live
+                .judge(&enforced, &Plan::of(enforced.set.policies.clone()), source)
+                .await;
             assert!(!judged.decision.allowed, "inline cost {inline_cost}");
             let denials = &judged.decision.denials;
             assert_eq!(denials.len(), 1, "{denials:?}");
@@ -872,7 +870,9 @@ spec:
             let (evaluator, enforced) = (Arc::clone(&evaluator), enforced);
             async move {
                 let candidates = enforced.set.policies.clone();
-                evaluator.judge(&enforced, candidates, pod_delete("web-0")).await
+                evaluator
+                    .judge(&enforced, &Plan::of(candidates), pod_delete("web-0"))
+                    .await
             }
         });
         // The trial gave the request up rather than wait; the pool waits for the turn.

@@ -151,11 +151,11 @@ impl Admission {
             self_protection(message)
         } else {
             let enforced = self.policies.enforced();
-            let candidates = prefilter::candidates(&enforced.set, light);
-            if candidates.is_empty() {
+            let plan = enforced.plans.plan(&enforced.set, light);
+            if plan.candidates.is_empty() {
                 allowed()
             } else {
-                self.evaluator.judge(&enforced, candidates, source).await
+                self.evaluator.judge(&enforced, &plan, source).await
             }
         };
         let response = verdict::respond(&uid, &judged.decision);

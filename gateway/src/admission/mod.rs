@@ -1,7 +1,7 @@
 //! `POST /validate`: read the body under its limits (size, deadline, the buffered-bytes budget),
 //! read the review in one pass (the request's own fields typed, its objects kept as text), apply
-//! self-protection, pre-filter the policies that could match (none: allowed at once, without
-//! parsing the objects or touching the model), judge it within the limits (on the async worker
+//! self-protection, pre-filter the policies that could match (once per kind of request:
+//! [`plans`]; none: allowed at once, without parsing the objects or touching the model), judge it within the limits (on the async worker
 //! under a small cost allowance, else on the evaluation pool: [`lanes`]), answer with an
 //! AdmissionReview, and record the decision (log and metrics).
 //!
@@ -15,6 +15,7 @@ mod handler;
 pub mod lanes;
 pub mod noop;
 pub mod parse;
+pub mod plans;
 pub mod pool;
 pub mod prefilter;
 pub mod rejection;

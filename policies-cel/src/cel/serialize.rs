@@ -27,7 +27,37 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, SerializeErro
 }
 
 fn string(text: &str) -> Value {
-    Value::String(Arc::new(text.to_owned()))
+    Value::String(shared_text(text))
+}
+
+/// `text` as a CEL string. An estimate repeats its short strings (a namespace, a workload's
+/// name, in every entry that names an object; the keys of flattened structs) and so do the
+/// estimates after it, so each thread keeps the strings it made last, in a table indexed by a
+/// hash of their text: a repeated string costs a comparison and a reference count instead of
+/// two allocations and a copy. Longer texts are made anew.
+fn shared_text(text: &str) -> Arc<String> {
+    const SLOTS: usize = 256;
+    const LONGEST: usize = 64;
+    thread_local! {
+        static TEXTS: std::cell::RefCell<Vec<Option<Arc<String>>>> =
+            std::cell::RefCell::new(vec![None; SLOTS]);
+    }
+    if text.len() > LONGEST {
+        return Arc::new(text.to_owned());
+    }
+    // FNV-1a over the bytes.
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let slot = (hash % SLOTS as u64) as usize;
+    TEXTS.with_borrow_mut(|texts| match &mut texts[slot] {
+        Some(kept) if kept.as_str() == text => kept.clone(),
+        entry => {
+            let made = Arc::new(text.to_owned());
+            *entry = Some(made.clone());
+            made
+        }
+    })
 }
 
 fn map(entries: HashMap<Key, Value>) -> Value {
@@ -250,23 +280,34 @@ sequence!(
 );
 
 /// A struct field's name as a CEL string. The names are few and every estimate repeats them,
-/// so each thread keeps the last string made for each name (a direct-mapped cache on the
-/// name's address): a field costs a reference count, not two allocations and a copy.
+/// so each thread keeps the string made for each name, in a table probed from a hash of the
+/// name's address (a few neighbouring slots, so that names whose hashes meet do not evict each
+/// other on every request): a field costs a reference count, not two allocations and a copy.
 pub(crate) fn field_name(name: &'static str) -> Arc<String> {
-    const SLOTS: usize = 256;
-    /// A name and the string last made for it.
+    const SLOTS: usize = 1024;
+    const PROBES: usize = 4;
+    /// A name and the string made for it.
     type Slot = Option<(&'static str, Arc<String>)>;
     thread_local! {
         static NAMES: std::cell::RefCell<Vec<Slot>> = std::cell::RefCell::new(vec![None; SLOTS]);
     }
-    let slot = (name.as_ptr() as usize >> 2) % SLOTS;
-    NAMES.with_borrow_mut(|names| match &mut names[slot] {
-        Some((cached, text)) if std::ptr::eq(*cached, name) => text.clone(),
-        entry => {
-            let text = Arc::new(name.to_owned());
-            *entry = Some((name, text.clone()));
-            text
+    // Fibonacci hashing of the address: its top bits pick the first slot.
+    let first = ((name.as_ptr() as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
+    NAMES.with_borrow_mut(|names| {
+        let mut free = None;
+        for probe in 0..PROBES {
+            let slot = (first + probe) % SLOTS;
+            match &names[slot] {
+                Some((cached, text)) if std::ptr::eq(*cached, name) => return text.clone(),
+                Some(_) => {}
+                None => {
+                    free.get_or_insert(slot);
+                }
+            }
         }
+        let text = Arc::new(name.to_owned());
+        names[free.unwrap_or(first)] = Some((name, text.clone()));
+        text
     })
 }
 
@@ -357,6 +398,22 @@ mod tests {
 
     /// A field's name is made once per thread and shared after; names whose addresses share a
     /// slot each still get their own text.
+    #[test]
+    fn short_texts_are_shared_and_never_mixed_up() {
+        let first = shared_text("databases");
+        assert!(Arc::ptr_eq(&first, &shared_text("databases")));
+        let texts: Vec<String> = (0..2000).map(|i| format!("name-{i}")).collect();
+        for round in 0..2 {
+            for text in &texts {
+                assert_eq!(*shared_text(text), *text, "round {round}");
+            }
+        }
+        let long = "x".repeat(65);
+        assert!(!Arc::ptr_eq(&shared_text(&long), &shared_text(&long)));
+        assert_eq!(*shared_text(&long), long);
+        assert_eq!(*shared_text("databases"), "databases");
+    }
+
     #[test]
     fn field_names_are_shared_and_never_mixed_up() {
         let first = field_name("readyBefore");

@@ -31,6 +31,7 @@ pub use wire_review::WireReview;
 
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -67,6 +68,10 @@ pub struct EvalContext<'a> {
     /// `impact` is unavailable and the policies reading it follow their failurePolicy, instead of
     /// counting nothing. False for snapshots, which may leave objects out.
     pub live: bool,
+    /// The policies that could judge the request (the gateway's pre-filter, which leaves out
+    /// only policies that cannot match it): the others are not evaluated and not listed in the
+    /// decision's `policies`. None: every policy of the set.
+    pub only: Option<&'a [Arc<Policy>]>,
 }
 
 impl<'a> EvalContext<'a> {
@@ -77,6 +82,7 @@ impl<'a> EvalContext<'a> {
             now: Some(now),
             trial: None,
             live: false,
+            only: None,
         }
     }
 }
@@ -98,6 +104,7 @@ pub fn evaluate_in(
 ) -> Decision {
     let history = RequestHistory::new(context.history, context.now, request, cluster);
     let live = context.live;
+    let only = context.only;
     let admission = &request.admission;
     let namespace = admission.namespace.as_deref().unwrap_or_default();
     let context = Context {
@@ -140,18 +147,18 @@ pub fn evaluate_in(
             .map_err(Clone::clone)
     };
     let mut verdict = Verdict::default();
-    for policy in &set.policies {
+    for policy in context_policies(set, only) {
         for (binding, actions) in bindings_of(set, policy) {
             let pair = Pair {
                 policy,
                 binding,
-                actions: &actions,
+                actions,
             };
             let outcome = judge(&context, &pair, &estimate, &mut verdict);
             verdict.decision.policies.push(PolicyResult {
                 policy: policy.name.clone(),
                 binding: binding.map(|b| b.name.clone()),
-                actions: actions.clone(),
+                actions: actions.to_vec(),
                 outcome,
             });
         }
@@ -163,6 +170,15 @@ pub fn evaluate_in(
         .and_then(Result::ok)
         .map(|(estimate, _)| estimate);
     decision
+}
+
+/// The policies a request is judged against: the set's, or those `only` names (which the set
+/// holds).
+fn context_policies<'a>(
+    set: &'a PolicySet,
+    only: Option<&'a [Arc<Policy>]>,
+) -> impl Iterator<Item = &'a Policy> + 'a {
+    only.unwrap_or(&set.policies).iter().map(|policy| &**policy)
 }
 
 /// What every (policy, binding) pair of one request shares.
@@ -258,8 +274,7 @@ pub fn apply_failure(decision: &mut Decision, set: &PolicySet, policy: &Policy, 
         decision: std::mem::take(decision),
         audit_failures: Vec::new(),
     };
-    let bindings = bindings_of(set, policy);
-    if ignored && !bindings.is_empty() {
+    if ignored && bindings_of(set, policy).next().is_some() {
         verdict.decision.warnings.push(format!(
             "{} '{}' was not evaluated: {message}",
             kind_name(policy),
@@ -271,14 +286,14 @@ pub fn apply_failure(decision: &mut Decision, set: &PolicySet, policy: &Policy, 
         message: message.to_owned(),
         reason: reason.to_owned(),
     };
-    for (binding, actions) in bindings {
+    for (binding, actions) in bindings_of(set, policy) {
         if !ignored {
-            apply_actions(&mut verdict, policy, binding, &actions, &violation);
+            apply_actions(&mut verdict, policy, binding, actions, &violation);
         }
         verdict.decision.policies.push(PolicyResult {
             policy: policy.name.clone(),
             binding: binding.map(|b| b.name.clone()),
-            actions,
+            actions: actions.to_vec(),
             outcome: Outcome::Error {
                 message: message.to_owned(),
                 ignored,
@@ -434,24 +449,28 @@ fn policy_error(verdict: &mut Verdict, pair: &Pair<'_, '_>, message: String, ign
 /// The bindings a policy is judged through, with their actions. A SafetyPolicy binds itself
 /// (`None`); a ValidatingAdmissionPolicy without a binding is bound implicitly (`None`, Deny)
 /// only when the set says so (offline).
-pub fn bindings_of<'a>(set: &'a PolicySet, policy: &Policy) -> Vec<(Option<&'a Binding>, Vec<Action>)> {
-    if policy.kind == PolicyKind::SafetyPolicy {
+pub fn bindings_of<'a>(
+    set: &'a PolicySet,
+    policy: &'a Policy,
+) -> impl Iterator<Item = (Option<&'a Binding>, &'a [Action])> + 'a {
+    const DENY: &[Action] = &[Action::Deny];
+    let own = policy.kind == PolicyKind::SafetyPolicy;
+    let itself = own.then(|| {
         let actions = if policy.actions.is_empty() {
-            vec![Action::Deny]
+            DENY
         } else {
-            policy.actions.clone()
+            policy.actions.as_slice()
         };
-        return vec![(None, actions)];
-    }
-    let bound: Vec<_> = set
-        .bindings_naming(policy)
-        .map(|b| (Some(b), b.validation_actions.clone()))
-        .collect();
-    if bound.is_empty() && set.implicit_bindings {
-        vec![(None, vec![Action::Deny])]
-    } else {
-        bound
-    }
+        (None, actions)
+    });
+    let bound = (!own)
+        .then(|| set.bindings_naming(policy))
+        .into_iter()
+        .flatten()
+        .map(|b| (Some(b), b.validation_actions.as_slice()));
+    let implicit = (!own && set.implicit_bindings && set.bindings_naming(policy).next().is_none())
+        .then_some((None, DENY));
+    itself.into_iter().chain(bound).chain(implicit)
 }
 
 /// True when the policy, its binding and its subjects all select the request.

@@ -179,7 +179,7 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
     let mut violations = Vec::new();
     let mut ignored_errors = Vec::new();
     for (index, validation) in policy.validations.iter().enumerate() {
-        let reason = validation.reason.clone().unwrap_or_else(|| "Invalid".to_owned());
+        let reason = || validation.reason.clone().unwrap_or_else(|| "Invalid".to_owned());
         let failure = match eval(&validation.program) {
             Ok(Value::Bool(true)) => continue,
             Ok(Value::Bool(false)) => {
@@ -197,7 +197,7 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
                 violations.push(Violation {
                     validation: Some(index),
                     message,
-                    reason,
+                    reason: reason(),
                 });
                 continue;
             }
@@ -215,7 +215,7 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
             violations.push(Violation {
                 validation: Some(index),
                 message: failure,
-                reason,
+                reason: reason(),
             });
         } else {
             ignored_errors.push(failure);

@@ -7,6 +7,7 @@
 mod common;
 mod support;
 
+mod candidates;
 mod cel_cluster;
 mod cel_language;
 mod cel_parity;

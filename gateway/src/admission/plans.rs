@@ -98,21 +98,7 @@ mod tests {
     use policies_cel::policy::Loader;
 
     fn review(resource: &str, operation: &str, name: &str, user: &str, groups: &[&str]) -> Request {
-        Request::from_review(serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "u",
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "resource": {"group": "", "version": "v1", "resource": resource},
-                "name": name, "namespace": "ns",
-                "operation": operation,
-                "userInfo": {"username": user, "groups": groups},
-                "object": null,
-                "oldObject": null
-            }
-        }))
-        .unwrap()
+        crate::admission::prefilter::metadata_review(resource, "", operation, name, user, groups)
     }
 
     fn set(policies: &str) -> PolicySet {

@@ -5,6 +5,34 @@
 pub use policies_cel::eval::operation_name;
 pub use policies_cel::eval::prefilter::{candidates, could_judge};
 
+/// A review of a core-group request with no objects: what the pre-filter reads, for tests.
+#[cfg(test)]
+pub(crate) fn metadata_review(
+    resource: &str,
+    subresource: &str,
+    operation: &str,
+    name: &str,
+    user: &str,
+    groups: &[&str],
+) -> policies_cel::Request {
+    policies_cel::Request::from_review(serde_json::json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": resource},
+            "subResource": subresource,
+            "name": name, "namespace": "ns",
+            "operation": operation,
+            "userInfo": {"username": user, "groups": groups},
+            "object": null,
+            "oldObject": null
+        }
+    }))
+    .unwrap_or_else(|error| panic!("a test review: {error}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -12,22 +40,7 @@ mod tests {
     use policies_cel::policy::Loader;
 
     fn review(resource: &str, subresource: &str, operation: &str, user: &str) -> Request {
-        Request::from_review(serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "u",
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "resource": {"group": "", "version": "v1", "resource": resource},
-                "subResource": subresource,
-                "name": "p", "namespace": "ns",
-                "operation": operation,
-                "userInfo": {"username": user},
-                "object": null,
-                "oldObject": null
-            }
-        }))
-        .unwrap()
+        metadata_review(resource, subresource, operation, "p", user, &[])
     }
 
     const POLICIES: &str = r#"

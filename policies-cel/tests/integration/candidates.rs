@@ -2,22 +2,10 @@
 //! verdict, messages, warnings and annotations are those of judging every policy, and the
 //! policies left out are neither evaluated nor listed.
 
-use std::path::Path;
-
-use policies_cel::cluster::{ClusterModel, load_snapshots};
 use policies_cel::eval::{Outcome, prefilter};
 use policies_cel::{EvalContext, Request, evaluate, evaluate_in, pack};
 
-fn testdata(path: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata")
-        .join(path)
-}
-
-fn database() -> ClusterModel {
-    let snapshot = testdata("clusters/database/snapshot.yaml");
-    load_snapshots(&[snapshot.as_path()], &mut |_| {}).unwrap()
-}
+use crate::support::repository::{database, testdata};
 
 /// Every repository review that reads as one request.
 fn reviews() -> Vec<(String, Request)> {

@@ -3,27 +3,11 @@
 //! trial exhausted (its decision not to be used), while the same policy's own budget is its
 //! verdict, as without a trial.
 
-use std::path::Path;
-
-use policies_cel::cluster::{ClusterModel, load_snapshots};
+use policies_cel::cluster::ClusterModel;
 use policies_cel::policy::Loader;
 use policies_cel::{Decision, EvalContext, Request, Trial, evaluate, evaluate_in, pack};
 
-fn testdata(path: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata")
-        .join(path)
-}
-
-fn database() -> ClusterModel {
-    let snapshot = testdata("clusters/database/snapshot.yaml");
-    load_snapshots(&[snapshot.as_path()], &mut |_| {}).unwrap()
-}
-
-fn review(name: &str) -> Request {
-    let text = std::fs::read_to_string(testdata(&format!("reviews/{name}"))).unwrap();
-    Request::from_review(serde_json::from_str(&text).unwrap()).unwrap()
-}
+use crate::support::repository::{database, review};
 
 fn on_trial(
     set: &policies_cel::policy::PolicySet,

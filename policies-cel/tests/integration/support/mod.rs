@@ -1,2 +1,3 @@
 //! Shared builders for integration tests.
 pub mod cluster;
+pub mod repository;

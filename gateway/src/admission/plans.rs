@@ -42,7 +42,7 @@ impl Plan {
 }
 
 /// The plans of one policy set, by request key.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Plans {
     /// Whether the set's rules name resources (then the key holds the object's name).
     by_name: bool,

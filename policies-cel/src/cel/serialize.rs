@@ -396,8 +396,8 @@ mod tests {
     use crate::cel::value::from_json;
     use serde_json::json;
 
-    /// A field's name is made once per thread and shared after; names whose addresses share a
-    /// slot each still get their own text.
+    /// A short text is shared while its slot keeps it; texts whose hashes share a slot each
+    /// still get their own text, and long ones are made anew.
     #[test]
     fn short_texts_are_shared_and_never_mixed_up() {
         let first = shared_text("databases");
@@ -414,6 +414,8 @@ mod tests {
         assert_eq!(*shared_text("databases"), "databases");
     }
 
+    /// A field's name is made once per thread and shared after; names whose addresses share a
+    /// slot each still get their own text.
     #[test]
     fn field_names_are_shared_and_never_mixed_up() {
         let first = field_name("readyBefore");

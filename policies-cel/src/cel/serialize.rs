@@ -30,13 +30,15 @@ fn string(text: &str) -> Value {
     Value::String(shared_text(text))
 }
 
-/// `text` as a CEL string. An estimate repeats its short strings (a namespace, a workload's
-/// name, in every entry that names an object; the keys of flattened structs) and so do the
-/// estimates after it, so each thread keeps the strings it made last, in a table indexed by a
-/// hash of their text: a repeated string costs a comparison and a reference count instead of
-/// two allocations and a copy. Longer texts are made anew.
-fn shared_text(text: &str) -> Arc<String> {
-    const SLOTS: usize = 256;
+/// `text` as a CEL string. An estimate repeats its short strings (its struct field names; a
+/// namespace, a workload's name, in every entry that names an object; the keys of flattened
+/// structs) and so do the estimates after it, so each thread keeps the strings it made, in a
+/// table probed from a hash of their text (a few neighbouring slots, so that two strings whose
+/// hashes meet do not evict each other on every request): a repeated string costs a comparison
+/// and a reference count instead of two allocations and a copy. Longer texts are made anew.
+pub(crate) fn shared_text(text: &str) -> Arc<String> {
+    const SLOTS: usize = 1024;
+    const PROBES: usize = 4;
     const LONGEST: usize = 64;
     thread_local! {
         static TEXTS: std::cell::RefCell<Vec<Option<Arc<String>>>> =
@@ -49,14 +51,22 @@ fn shared_text(text: &str) -> Arc<String> {
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
     });
-    let slot = (hash % SLOTS as u64) as usize;
-    TEXTS.with_borrow_mut(|texts| match &mut texts[slot] {
-        Some(kept) if kept.as_str() == text => kept.clone(),
-        entry => {
-            let made = Arc::new(text.to_owned());
-            *entry = Some(made.clone());
-            made
+    let first = (hash % SLOTS as u64) as usize;
+    TEXTS.with_borrow_mut(|texts| {
+        let mut free = None;
+        for probe in 0..PROBES {
+            let slot = (first + probe) % SLOTS;
+            match &texts[slot] {
+                Some(kept) if kept.as_str() == text => return kept.clone(),
+                Some(_) => {}
+                None => {
+                    free.get_or_insert(slot);
+                }
+            }
         }
+        let made = Arc::new(text.to_owned());
+        texts[free.unwrap_or(first)] = Some(made.clone());
+        made
     })
 }
 
@@ -279,38 +289,6 @@ sequence!(
     SerializeTupleVariant::serialize_field,
 );
 
-/// A struct field's name as a CEL string. The names are few and every estimate repeats them,
-/// so each thread keeps the string made for each name, in a table probed from a hash of the
-/// name's address (a few neighbouring slots, so that names whose hashes meet do not evict each
-/// other on every request): a field costs a reference count, not two allocations and a copy.
-pub(crate) fn field_name(name: &'static str) -> Arc<String> {
-    const SLOTS: usize = 1024;
-    const PROBES: usize = 4;
-    /// A name and the string made for it.
-    type Slot = Option<(&'static str, Arc<String>)>;
-    thread_local! {
-        static NAMES: std::cell::RefCell<Vec<Slot>> = std::cell::RefCell::new(vec![None; SLOTS]);
-    }
-    // Fibonacci hashing of the address: its top bits pick the first slot.
-    let first = ((name.as_ptr() as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize;
-    NAMES.with_borrow_mut(|names| {
-        let mut free = None;
-        for probe in 0..PROBES {
-            let slot = (first + probe) % SLOTS;
-            match &names[slot] {
-                Some((cached, text)) if std::ptr::eq(*cached, name) => return text.clone(),
-                Some(_) => {}
-                None => {
-                    free.get_or_insert(slot);
-                }
-            }
-        }
-        let text = Arc::new(name.to_owned());
-        names[free.unwrap_or(first)] = Some((name, text.clone()));
-        text
-    })
-}
-
 struct Entries {
     entries: HashMap<Key, Value>,
     next_key: Option<Key>,
@@ -328,7 +306,7 @@ impl Entries {
 
     fn insert<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), SerializeError> {
         self.entries
-            .insert(Key::String(field_name(key)), value.serialize(Serializer)?);
+            .insert(Key::String(shared_text(key)), value.serialize(Serializer)?);
         Ok(())
     }
 
@@ -414,20 +392,16 @@ mod tests {
         assert_eq!(*shared_text("databases"), "databases");
     }
 
-    /// A field's name is made once per thread and shared after; names whose addresses share a
-    /// slot each still get their own text.
+    /// A working set of the size an estimate uses (its field names and names) stays shared
+    /// from one request to the next: strings whose hashes meet take neighbouring slots instead
+    /// of evicting each other.
     #[test]
-    fn field_names_are_shared_and_never_mixed_up() {
-        let first = field_name("readyBefore");
-        assert!(Arc::ptr_eq(&first, &field_name("readyBefore")));
-        let names: Vec<String> = (0..2000).map(|i| format!("field{i}")).collect();
-        for round in 0..2 {
-            for name in &names {
-                let name: &'static str = Box::leak(name.clone().into_boxed_str());
-                assert_eq!(*field_name(name), name, "round {round}");
-            }
+    fn a_working_set_of_names_stays_shared() {
+        let names: Vec<String> = (0..200).map(|i| format!("field{i}")).collect();
+        let first: Vec<Arc<String>> = names.iter().map(|name| shared_text(name)).collect();
+        for (name, kept) in names.iter().zip(&first) {
+            assert!(Arc::ptr_eq(kept, &shared_text(name)), "{name} was evicted");
         }
-        assert_eq!(*field_name("readyBefore"), "readyBefore");
     }
 
     #[derive(serde::Serialize)]

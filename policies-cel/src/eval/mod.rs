@@ -135,8 +135,8 @@ pub fn evaluate_in(
                         "impact (the cluster model does not hold {key} yet: its watch has not delivered it)"
                     )));
                 }
-                // Only what some policy of the set selects of `impact` becomes CEL.
-                let fields = set.policies.iter().fold(ImpactFields::NONE, |fields, policy| {
+                // Only what some policy judged here selects of `impact` becomes CEL.
+                let fields = context_policies(set, only).fold(ImpactFields::NONE, |fields, policy| {
                     fields.union(policy.impact_fields)
                 });
                 let value = estimate.to_value_of(fields);

@@ -1,12 +1,12 @@
-//! Which of `impact`'s top-level fields a policy set reads. The estimate becomes a CEL value
-//! once per request; only the fields some policy selects are converted (a set that reads
+//! Which of `impact`'s top-level fields policies read. The estimate becomes a CEL value once per
+//! request; only the fields some policy judging the request selects are converted (a set that reads
 //! `impact.summary` alone pays for the summary, not for every pod and note), and every field
 //! when any expression uses `impact` otherwise ([`FieldsRead::Whole`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cel::serialize::{field_name, to_value};
+use crate::cel::serialize::{shared_text, to_value};
 use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::{FieldsRead, Program, Root, Value};
 use crate::impact::Impact;
@@ -30,7 +30,7 @@ macro_rules! impact_fields {
                 $(
                     if fields.0 & (1 << index) != 0 {
                         if let Ok(value) = to_value(&self.$field) {
-                            map.insert(Key::String(field_name($name)), value);
+                            map.insert(Key::String(shared_text($name)), value);
                         }
                     }
                     index += 1;

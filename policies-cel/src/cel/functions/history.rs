@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cel::serialize::field_name;
+use crate::cel::serialize::shared_text;
 use crate::cel::value::type_name;
 use crate::cel::{Budget, EvalError, Value};
 use crate::history::{RequestHistory, Scope, Totals, duration};
@@ -88,7 +88,7 @@ fn summary(totals: &Totals) -> Value {
     ];
     let map: HashMap<crate::cel::upstream::objects::Key, Value> = entries
         .into_iter()
-        .map(|(k, n)| (crate::cel::upstream::objects::Key::String(field_name(k)), int(n)))
+        .map(|(k, n)| (crate::cel::upstream::objects::Key::String(shared_text(k)), int(n)))
         .collect();
     Value::Map(crate::cel::upstream::objects::Map { map: Arc::new(map) })
 }

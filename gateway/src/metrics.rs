@@ -14,6 +14,7 @@ use prometheus_client::registry::Registry;
 
 use crate::model::{Feeds, LiveModel};
 use crate::policies::PolicyStore;
+use crate::series::Resolved;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerdictLabels {
@@ -77,6 +78,9 @@ pub struct Metrics {
     ledger_records: Gauge,
     ledger_queue_full: Counter,
     ledger_writes: Family<ResultLabels, Counter>,
+    /// The request path's series, resolved once (see [`Resolved`]).
+    latency_series: Resolved<Histogram>,
+    decision_series: Resolved<Counter>,
 }
 
 /// The outcome of a write.
@@ -227,6 +231,8 @@ impl Metrics {
             ledger_records,
             ledger_queue_full,
             ledger_writes,
+            latency_series: Resolved::default(),
+            decision_series: Resolved::default(),
         }
     }
 
@@ -236,22 +242,38 @@ impl Metrics {
     }
 
     /// One answered request.
-    pub fn observe_request(&self, verdict: &str, seconds: f64) {
-        self.latency
-            .get_or_create(&VerdictLabels {
-                verdict: verdict.to_owned(),
-            })
-            .observe(seconds);
+    pub fn observe_request(&self, verdict: &'static str, seconds: f64) {
+        self.latency_series.with(
+            verdict,
+            "",
+            || {
+                self.latency
+                    .get_or_create(&VerdictLabels {
+                        verdict: verdict.to_owned(),
+                    })
+                    .clone()
+            },
+            |histogram| histogram.observe(seconds),
+        );
     }
 
     /// One policy's outcome on a request it matched.
-    pub fn count_policy(&self, policy: &str, verdict: &str) {
-        self.decisions
-            .get_or_create(&PolicyLabels {
-                policy: policy.to_owned(),
-                verdict: verdict.to_owned(),
-            })
-            .inc();
+    pub fn count_policy(&self, policy: &str, verdict: &'static str) {
+        self.decision_series.with(
+            policy,
+            verdict,
+            || {
+                self.decisions
+                    .get_or_create(&PolicyLabels {
+                        policy: policy.to_owned(),
+                        verdict: verdict.to_owned(),
+                    })
+                    .clone()
+            },
+            |counter| {
+                counter.inc();
+            },
+        );
     }
 
     /// A request answered by failurePolicy (`timeout`, `panic`, `internal`, `stale`).

@@ -9,6 +9,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use foldhash::fast::RandomState;
+
 use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
 use policies_cel::eval::prefilter;
@@ -41,12 +43,15 @@ impl Plan {
     }
 }
 
+/// Plans by request key.
+type Table = HashMap<Vec<u8>, Arc<Plan>, RandomState>;
+
 /// The plans of one policy set, by request key.
 #[derive(Debug)]
 pub struct Plans {
     /// Whether the set's rules name resources (then the key holds the object's name).
     by_name: bool,
-    known: Mutex<HashMap<Vec<u8>, Arc<Plan>>>,
+    known: Mutex<Table>,
 }
 
 impl Plans {
@@ -83,7 +88,7 @@ impl Plans {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Arc<Plan>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
         // A panic while holding the lock left a table of complete entries: keep using it.
         self.known
             .lock()

@@ -1,8 +1,9 @@
 //! Posting-list indexes of the cluster model: key → the objects it leads to, with borrowed
 //! key forms so look-ups never allocate.
 
-use std::hash::{Hash, RandomState};
+use std::hash::Hash;
 
+use foldhash::fast::RandomState;
 use hashbrown::{Equivalent, HashMap};
 
 use crate::cluster::model::ObjectId;

@@ -5,8 +5,9 @@
 //! (`insert` replaces an object with the same key, `remove` takes it out; indexes follow).
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::hash::{BuildHasher, Hash};
 
+use foldhash::fast::RandomState;
 use hashbrown::{HashMap, HashTable};
 
 use std::sync::Arc;

@@ -78,8 +78,9 @@ pub struct Metrics {
     ledger_records: Gauge,
     ledger_queue_full: Counter,
     ledger_writes: Family<ResultLabels, Counter>,
-    /// The request path's series, resolved once (see [`Resolved`]).
-    latency_series: Resolved<Histogram>,
+    /// The latency series of the verdicts the gateway answers with, created at start.
+    latency_by_verdict: [(&'static str, Histogram); 3],
+    /// The decision series, resolved once per policy and verdict (see [`Resolved`]).
     decision_series: Resolved<Counter>,
 }
 
@@ -207,6 +208,15 @@ impl Metrics {
                 kind: kind.to_owned(),
             });
         }
+        // So are the latency series of the three verdicts; the request path keeps their handles.
+        let latency_by_verdict = ["allowed", "denied", "invalid"].map(|verdict| {
+            let histogram = latency
+                .get_or_create(&VerdictLabels {
+                    verdict: verdict.to_owned(),
+                })
+                .clone();
+            (verdict, histogram)
+        });
         for feeds in Feeds::ALL {
             let _ = watch_errors.get_or_create(&feeds.into());
             let _ = watch_restarts.get_or_create(&feeds.into());
@@ -231,7 +241,7 @@ impl Metrics {
             ledger_records,
             ledger_queue_full,
             ledger_writes,
-            latency_series: Resolved::default(),
+            latency_by_verdict,
             decision_series: Resolved::default(),
         }
     }
@@ -241,20 +251,17 @@ impl Metrics {
         let _ = self.ledger.set(ledger);
     }
 
-    /// One answered request.
-    pub fn observe_request(&self, verdict: &'static str, seconds: f64) {
-        self.latency_series.with(
-            verdict,
-            "",
-            || {
-                self.latency
-                    .get_or_create(&VerdictLabels {
-                        verdict: verdict.to_owned(),
-                    })
-                    .clone()
-            },
-            |histogram| histogram.observe(seconds),
-        );
+    /// One answered request (`allowed`, `denied` or `invalid`).
+    pub fn observe_request(&self, verdict: &str, seconds: f64) {
+        match self.latency_by_verdict.iter().find(|(word, _)| *word == verdict) {
+            Some((_, histogram)) => histogram.observe(seconds),
+            None => self
+                .latency
+                .get_or_create(&VerdictLabels {
+                    verdict: verdict.to_owned(),
+                })
+                .observe(seconds),
+        }
     }
 
     /// One policy's outcome on a request it matched.
@@ -352,6 +359,8 @@ mod tests {
     fn every_named_series_is_exported() {
         let metrics = Metrics::new();
         metrics.observe_request("allowed", 0.0004);
+        // The second call finds the series the first resolved: both are counted.
+        metrics.count_policy("p", "deny");
         metrics.count_policy("p", "deny");
         metrics.count_error("timeout");
         let model = LiveModel::ready_with(policies_cel::cluster::ClusterModel::new());
@@ -360,7 +369,10 @@ mod tests {
             .unwrap();
         for series in [
             "suture_gateway_request_duration_seconds_bucket{",
-            "suture_gateway_decisions_total{policy=\"p\",verdict=\"deny\"} 1",
+            "suture_gateway_request_duration_seconds_count{verdict=\"allowed\"} 1",
+            // Every verdict's series exists from the start.
+            "suture_gateway_request_duration_seconds_count{verdict=\"denied\"} 0",
+            "suture_gateway_decisions_total{policy=\"p\",verdict=\"deny\"} 2",
             "suture_gateway_evaluation_errors_total{kind=\"timeout\"} 1",
             "suture_gateway_model_age_seconds ",
             "suture_gateway_model_ready 1",

@@ -42,12 +42,12 @@ impl<T: Clone> Resolved<T> {
         }
         let series = resolve();
         act(&series);
-        self.known
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(first.to_owned())
-            .or_default()
-            .push((second, series));
+        let mut known = self.known.write().unwrap_or_else(PoisonError::into_inner);
+        let seconds = known.entry(first.to_owned()).or_default();
+        // Another thread may have resolved the same series meanwhile: keep one handle.
+        if !seconds.iter().any(|(word, _)| *word == second) {
+            seconds.push((second, series));
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 # Latency inside kube-apiserver: what admission adds to an operator's requests, in one run.
 #
 #   SUTURE_E2E_K8S_BIN=/path/to/k8s-bin bench/apiserver/run.sh    # writes bench/apiserver/results.md
+#   BASELINE_REF=HEAD~1 SUTURE_E2E_K8S_BIN=... bench/apiserver/run.sh   # this tree against a commit
 #
 # 1. Builds the release binaries (suture-gateway, kubectl-suture, suture-apiserver-bench).
 # 2. Takes a cluster as the e2e suite does: SUTURE_E2E_K8S_BIN (a directory of kube-apiserver,
@@ -20,8 +21,18 @@
 # 5. Reports medians and p99s, what each setup adds to the median without admission, and Suture's
 #    cost over the no-op webhook (also as the median of the paired differences).
 #
+# A change's effect is a few microseconds, and this machine drifts by more than that between runs
+# an hour apart: to measure one, give the commit before it as BASELINE_REF (or a gateway binary as
+# BASELINE_GATEWAY). That commit is checked out in a worktree under target/bench-baseline and its
+# gateway built there with the same cargo command as this tree's (the packages built together
+# decide the dependencies' features, which change the binary) and its paths mapped to this
+# tree's. It then judges beside this build as a fifth setup (its own operator identity beside the
+# judged one, its own copy of the webhook), and the report adds this build against it, request
+# beside request.
+#
 # Environment: SAMPLES (per setup and request, default 600), WARMUP (untimed iterations, 20),
-# OUT (default bench/apiserver/results.md).
+# OUT (default bench/apiserver/results.md), BASELINE_REF (a commit), BASELINE_GATEWAY (a built
+# suture-gateway; BASELINE_REF wins).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -31,8 +42,34 @@ if [[ -z "${SUTURE_E2E_K8S_BIN:-}" && -z "${SUTURE_E2E_KUBECONFIG:-}" ]]; then
   exit 2
 fi
 cd "$ROOT"
-cargo build --release --locked -p suture-cmd -p suture-e2e --bin suture-gateway --bin kubectl-suture \
-  --bin suture-apiserver-bench
-"${CARGO_TARGET_DIR:-$ROOT/target}/release/suture-apiserver-bench" \
-  --samples "${SAMPLES:-600}" --warmup "${WARMUP:-20}" --out "$OUT"
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# The packages built together decide the dependencies' features: the baseline is built with the
+# same two.
+build() {
+  cargo build --release --locked -p suture-cmd -p suture-e2e --bin suture-gateway "$@"
+}
+if [[ -n "${BASELINE_REF:-}" ]]; then
+  commit=$(git rev-parse --verify --quiet "${BASELINE_REF}^{commit}") || {
+    echo "bench/apiserver/run.sh: BASELINE_REF=$BASELINE_REF is not a commit" >&2
+    exit 2
+  }
+  # A fixed place, so that cargo reuses what an earlier baseline built; removed at exit.
+  worktree="$TARGET/bench-baseline/tree"
+  git worktree remove --force "$worktree" 2>/dev/null || rm -rf "$worktree"
+  git worktree prune
+  trap 'git -C "$ROOT" worktree remove --force "$worktree" 2>/dev/null || true' EXIT
+  git worktree add --quiet --detach "$worktree" "$commit"
+  echo "==> baseline: $(git log -1 --format='%h %s' "$commit")" >&2
+  # Its source paths written as this tree's: the same sources then give the same code at the
+  # same addresses, so what differs between the two builds is the change, not a layout shifted by
+  # the panic messages' longer paths (that alone moved the judged requests by 0.015-0.036 ms).
+  (cd "$worktree" &&
+    RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$worktree=$ROOT" \
+      CARGO_TARGET_DIR="$TARGET/bench-baseline" build)
+  BASELINE_GATEWAY="$TARGET/bench-baseline/release/suture-gateway"
+fi
+build --bin kubectl-suture --bin suture-apiserver-bench
+"$TARGET/release/suture-apiserver-bench" \
+  --samples "${SAMPLES:-600}" --warmup "${WARMUP:-20}" --out "$OUT" \
+  ${BASELINE_GATEWAY:+--baseline-gateway "$BASELINE_GATEWAY"}
 echo "==> $OUT" >&2

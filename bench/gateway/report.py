@@ -38,6 +38,14 @@ def mib(kib):
     return f"{int(kib) / 1024:.0f} MiB" if kib else "n/a"
 
 
+def answer(verdict):
+    """`True` or `False 403` (the response's allowed and status code) in words."""
+    allowed, _, code = verdict.partition(" ")
+    if allowed == "True":
+        return "allowed"
+    return f"denied, code {code}" if code else "denied"
+
+
 def main():
     p = argparse.ArgumentParser()
     for name in ("duration", "pods", "review", "body", "verdict", "connections", "rss-10k", "big-pods", "rss-big", "hwm-big",
@@ -59,8 +67,7 @@ def main():
     print(f"- Machine: {os.cpu_count()} CPUs ({cpu_model()}), Linux {platform.release()}; the load generator "
           f"runs on the same cores as the server.")
     print(f"- Load: `{command(['wrk', '--version']) or 'wrk'}` over HTTPS keep-alive, {a.duration} per run, "
-          f"POSTing `{a.review}` ({a.body}; the pack judges it and computes its impact; the gateway answers "
-          f"allowed={a.verdict.replace(' ', ', code ')}).")
+          f"POSTing `{a.review}` ({a.body}; the gateway answers it {answer(a.verdict)}).")
     print(f"- Gateway: `suture-gateway --self-signed --cluster <{int(a.pods):,}-pod snapshot>` (offline model, "
           f"built-in pack, decision log to a file). Floor: `suture-gateway --noop --self-signed`, the same "
           f"TLS/HTTP stack answering allowed without evaluating.\n")

@@ -50,6 +50,9 @@ pub const LEDGER_IDENTITY: &str = "e2e-gateway";
 #[derive(Debug)]
 pub struct Gateway {
     process: Option<Process>,
+    /// The `suture-gateway` executable: the one built beside the suite unless another build was
+    /// given ([`Gateway::judging_twin`]).
+    binary: Option<PathBuf>,
     args: Vec<String>,
     dir: PathBuf,
     /// Plain-HTTP address of /healthz, /readyz and /metrics.
@@ -206,6 +209,7 @@ impl Gateway {
         ];
         let mut gateway = Self {
             process: None,
+            binary: None,
             args,
             dir,
             metrics,
@@ -219,6 +223,31 @@ impl Gateway {
     /// policies, its own ports and ledger identity `identity` (the webhook still calls this one:
     /// reviews reach the replica when posted to it, [`Self::post_review`]).
     pub async fn replica(&self, identity: &str) -> anyhow::Result<Self> {
+        self.sibling(identity, None, "127.0.0.1", "127.0.0.1").await
+    }
+
+    /// A judging gateway from another build (`binary`, e.g. the previous commit's), started with
+    /// this one's arguments (credentials, certificate, policy selection), its own ports and
+    /// ledger identity `identity`, listening where kube-apiserver reaches this one (`host`): the
+    /// baseline a benchmark times beside this build.
+    pub async fn judging_twin(&self, binary: &Path, host: &str, identity: &str) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            binary.is_file(),
+            "the baseline gateway {} is not a file",
+            binary.display()
+        );
+        self.sibling(identity, Some(binary.to_owned()), "0.0.0.0", host)
+            .await
+    }
+
+    /// A gateway with this one's arguments but its own ports and ledger identity, started.
+    async fn sibling(
+        &self,
+        identity: &str,
+        binary: Option<PathBuf>,
+        listen: &str,
+        host: &str,
+    ) -> anyhow::Result<Self> {
         let dir = self.dir.join(identity);
         std::fs::create_dir_all(&dir)?;
         let port = free_port()?;
@@ -234,19 +263,20 @@ impl Gateway {
             .cloned()
             .collect();
         args.extend([
-            format!("--listen=127.0.0.1:{port}"),
+            format!("--listen={listen}:{port}"),
             format!("--metrics-listen={metrics}"),
             format!("--ledger-identity={identity}"),
         ]);
-        let mut replica = Self {
+        let mut sibling = Self {
             process: None,
+            binary: binary.or_else(|| self.binary.clone()),
             args,
             dir,
             metrics,
-            url: format!("https://127.0.0.1:{port}"),
+            url: format!("https://{host}:{port}"),
         };
-        replica.start().await?;
-        Ok(replica)
+        sibling.start().await?;
+        Ok(sibling)
     }
 
     /// Posts an AdmissionReview to this gateway's `/validate` as kube-apiserver would (the
@@ -301,6 +331,7 @@ impl Gateway {
         ];
         let mut twin = Self {
             process: None,
+            binary: self.binary.clone(),
             args,
             dir,
             metrics,
@@ -312,12 +343,11 @@ impl Gateway {
 
     /// Starts (or restarts) the gateway process and waits for /readyz.
     pub async fn start(&mut self) -> anyhow::Result<()> {
-        let process = Process::spawn(
-            "suture-gateway",
-            &binaries::path("suture-gateway")?,
-            &self.args,
-            &self.dir,
-        )?;
+        let binary = match &self.binary {
+            Some(binary) => binary.clone(),
+            None => binaries::path("suture-gateway")?,
+        };
+        let process = Process::spawn("suture-gateway", &binary, &self.args, &self.dir)?;
         self.process = Some(process);
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {

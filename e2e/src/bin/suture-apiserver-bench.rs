@@ -1,5 +1,6 @@
 //! `suture-apiserver-bench`: latency inside kube-apiserver with no admission webhook, the gateway
-//! as a no-op webhook, the gateway judging, and an in-process ValidatingAdmissionPolicy (see
+//! as a no-op webhook, the gateway judging, an in-process ValidatingAdmissionPolicy, and
+//! optionally a baseline build of the gateway judging beside this one (see
 //! `suture_e2e::latency`). Takes the cluster as the e2e suite does (`SUTURE_E2E_K8S_BIN` or
 //! `SUTURE_E2E_KUBECONFIG`). Run through `bench/apiserver/run.sh`.
 
@@ -28,10 +29,22 @@ struct Args {
     /// Keep the run directory (every component's log, the gateway's decision log)
     #[arg(long)]
     keep: bool,
+    /// Another build of suture-gateway (e.g. the previous commit's) to time judging beside this
+    /// one, request by request
+    #[arg(long, value_name = "PATH")]
+    baseline_gateway: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Before a control plane is started for nothing.
+    if let Some(baseline) = &args.baseline_gateway {
+        anyhow::ensure!(
+            baseline.is_file(),
+            "--baseline-gateway {}: no such file",
+            baseline.display()
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -46,6 +59,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let options = Options {
         samples: args.samples,
         warmup: args.warmup,
+        baseline: args.baseline_gateway.clone(),
     };
     let outcome = latency::run(&mut cluster, options).await;
     let measured = match outcome {

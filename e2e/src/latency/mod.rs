@@ -3,7 +3,10 @@
 //! request, so the setups alternate request by request (in an order rotating between
 //! iterations) and the drift of the machine falls on all of them alike; medians and p99s per
 //! request kind and setup, and Suture's cost over the no-op webhook as the median of the paired
-//! differences ([`report`]). Run by `bench/apiserver/run.sh`; never by the tests.
+//! differences ([`report`]). Given a baseline build of the gateway (say, the previous commit's),
+//! it judges beside this one, so a change's effect inside kube-apiserver is read from requests
+//! sent side by side rather than from two runs minutes or hours apart. Run by
+//! `bench/apiserver/run.sh`; never by the tests.
 
 pub mod report;
 pub mod requests;
@@ -11,6 +14,7 @@ pub mod setups;
 pub mod stats;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cluster::Cluster;
@@ -18,15 +22,17 @@ use crate::gateway;
 use crate::scene;
 use crate::scenes;
 use requests::{RequestKind, Targets};
-use setups::{Routes, Setup};
+use setups::{Routes, Setup, Twins};
 
-/// How much to measure.
-#[derive(Debug, Clone, Copy)]
+/// How much to measure, and against what.
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Timed iterations: each times every request kind once under every setup.
     pub samples: usize,
     /// Untimed iterations first.
     pub warmup: usize,
+    /// Another build of `suture-gateway` to time judging beside this one.
+    pub baseline: Option<PathBuf>,
 }
 
 /// Every timed sample, by setup and request kind, in iteration order: the `i`-th samples of two
@@ -38,11 +44,16 @@ pub type Samples = BTreeMap<(Setup, RequestKind), Vec<Duration>>;
 pub struct Measured {
     /// At the client, by setup and request kind.
     pub samples: Samples,
-    /// Inside the judging gateway (its decision log's `latencyUs`: body read to answer), by
-    /// request kind.
-    pub gateway: BTreeMap<RequestKind, Vec<Duration>>,
-    /// Where the judging gateway evaluated them (its decision log's `lane`: inline, pool,
-    /// heavy), counted by request kind.
+    /// Inside each judging gateway ([`Setup::Judging`], and [`Setup::Baseline`] when timed).
+    pub inside: BTreeMap<Setup, Inside>,
+}
+
+/// What a judging gateway's decision log says of the timed requests.
+#[derive(Debug, Default)]
+pub struct Inside {
+    /// Its own time (`latencyUs`: body read to answer), by request kind.
+    pub times: BTreeMap<RequestKind, Vec<Duration>>,
+    /// Where it evaluated them (`lane`: inline, pool, heavy), counted by request kind.
     pub lanes: BTreeMap<RequestKind, BTreeMap<String, usize>>,
 }
 
@@ -64,6 +75,14 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
         }
         None => anyhow::bail!("the gateway was not installed"),
     };
+    let baseline = match (&options.baseline, cluster.gateway.as_ref()) {
+        (Some(binary), Some(judging)) => Some(
+            judging
+                .judging_twin(binary, &cluster.gateway_host, "e2e-bench-baseline")
+                .await?,
+        ),
+        _ => None,
+    };
     scene::apply(cluster, &scenes::database(NAMESPACE, 3, 2))?;
     scene::apply(cluster, &scenes::web(NAMESPACE, "web", 3, "RollingUpdate", 2))?;
     scene::statefulset_ready(cluster, NAMESPACE, "db").await?;
@@ -80,31 +99,33 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
         pod,
         replicas: 3,
     };
-    let routes = Routes::install(cluster, &operator, &noop.url, NAMESPACE).await?;
-    let measured = time_every_setup(&routes, &targets, options).await;
+    let twins = Twins {
+        noop: &noop.url,
+        baseline: baseline.as_ref().map(|b| b.url.as_str()),
+    };
+    let routes = Routes::install(cluster, &operator, twins, NAMESPACE).await?;
+    let measured = time_every_setup(&routes, &targets, &options).await;
     routes.remove(cluster).await?;
     drop(noop);
     let samples = measured?;
-    let decisions = cluster
-        .gateway
-        .as_ref()
-        .map(|g| g.all_decisions())
-        .unwrap_or_default();
-    let (gateway, lanes) = gateway_times(&decisions);
-    Ok(Measured {
-        samples,
-        gateway,
-        lanes,
-    })
+    let mut inside = BTreeMap::new();
+    if let Some(judging) = cluster.gateway.as_ref() {
+        inside.insert(Setup::Judging, gateway_times(&judging.all_decisions()));
+    }
+    if let Some(baseline) = baseline {
+        inside.insert(Setup::Baseline, gateway_times(&baseline.all_decisions()));
+    }
+    Ok(Measured { samples, inside })
 }
 
 /// Times `options.samples` iterations (after `options.warmup` untimed ones), each sending every
 /// request kind under every setup, the setups in [`Setup::order`].
-async fn time_every_setup(routes: &Routes, targets: &Targets, options: Options) -> anyhow::Result<Samples> {
+async fn time_every_setup(routes: &Routes, targets: &Targets, options: &Options) -> anyhow::Result<Samples> {
     let mut samples = Samples::new();
+    let setups = routes.setups();
     for n in 0..options.warmup + options.samples {
         for kind in RequestKind::ALL {
-            for setup in Setup::order(n) {
+            for setup in Setup::order(&setups, n) {
                 let took = requests::send(routes.client(setup)?, targets, kind).await?;
                 if n >= options.warmup {
                     samples.entry((setup, kind)).or_default().push(took);
@@ -122,13 +143,7 @@ async fn time_every_setup(routes: &Routes, targets: &Targets, options: Options) 
     Ok(samples)
 }
 
-/// The gateway's time for each request kind, and where it evaluated them.
-type Inside = (
-    BTreeMap<RequestKind, Vec<Duration>>,
-    BTreeMap<RequestKind, BTreeMap<String, usize>>,
-);
-
-/// The judging gateway's own time for the timed requests (admitted dry runs in the bench's
+/// A judging gateway's own time for the timed requests (admitted dry runs in the bench's
 /// namespace; the probes are refused), and where it evaluated them, from its decision log.
 fn gateway_times(decisions: &[serde_json::Value]) -> Inside {
     let mut times: BTreeMap<RequestKind, Vec<Duration>> = BTreeMap::new();
@@ -152,7 +167,7 @@ fn gateway_times(decisions: &[serde_json::Value]) -> Inside {
         let lane = entry["lane"].as_str().unwrap_or("none");
         *lanes.entry(kind).or_default().entry(lane.to_owned()).or_default() += 1;
     }
-    (times, lanes)
+    Inside { times, lanes }
 }
 
 #[cfg(test)]
@@ -174,7 +189,7 @@ mod tests {
             line("UPDATE", "statefulsets", "", "allowed", 800),
             line("CREATE", "deployments", "", "allowed", 30),
         ];
-        let (times, lanes) = gateway_times(&decisions);
+        let Inside { times, lanes } = gateway_times(&decisions);
         assert_eq!(
             times.get(&RequestKind::ScaleStatefulSet),
             Some(&vec![Duration::from_micros(150)])

@@ -1,7 +1,8 @@
 //! The latency report (Markdown): per request kind, the median and p99 of each admission setup
 //! and what each adds to the median with no admission webhook; then Suture's own cost, judging
 //! over the no-op webhook (the hop itself is not Suture's to save), also as the median of the
-//! paired differences.
+//! paired differences; with a baseline build timed beside this one, what this build costs
+//! against it, request beside request; and each judging gateway's own time.
 
 use std::fmt::Write;
 
@@ -38,6 +39,42 @@ fn signed(ms: f64) -> String {
     format!("{ms:+.3}")
 }
 
+/// Which build a judging setup runs, as the gateway tables name it.
+fn build_label(setup: Setup) -> &'static str {
+    match setup {
+        Setup::Baseline => "baseline build",
+        _ => "this build",
+    }
+}
+
+/// This build against the baseline build, both judging: each over the no-op webhook, and this
+/// build minus the baseline, as medians of paired differences (requests sent side by side).
+fn against_baseline(out: &mut String, measured: &Measured) {
+    let samples = &measured.samples;
+    let _ = writeln!(
+        out,
+        "\nThis build against the baseline build, both judging with the pack and impact \
+         (paired medians: each request against the one sent beside it; negative: this build is \
+         faster):\n"
+    );
+    let _ = writeln!(
+        out,
+        "| request | baseline over no-op | this build over no-op | this build − baseline |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|");
+    let paired = |pair, kind| paired_median(samples, pair, kind).map_or_else(|| "—".to_owned(), signed);
+    for kind in RequestKind::ALL {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            kind.label(),
+            paired((Setup::Baseline, Setup::NoopWebhook), kind),
+            paired((Setup::Judging, Setup::NoopWebhook), kind),
+            paired((Setup::Judging, Setup::Baseline), kind),
+        );
+    }
+}
+
 /// The Markdown report of what was measured.
 pub fn markdown(measured: &Measured, context: &Context) -> String {
     let samples = &measured.samples;
@@ -51,10 +88,9 @@ pub fn markdown(measured: &Measured, context: &Context) -> String {
     );
     let _ = writeln!(out, "| request | admission | median | p99 | median added |");
     let _ = writeln!(out, "|---|---|---:|---:|---:|");
-    let order = [Setup::NoAdmission, Setup::Vap, Setup::NoopWebhook, Setup::Judging];
     for kind in RequestKind::ALL {
         let base = summary(samples, Setup::NoAdmission, kind);
-        for setup in order {
+        for setup in Setup::ALL {
             let Some(s) = summary(samples, setup, kind) else {
                 continue;
             };
@@ -96,16 +132,26 @@ pub fn markdown(measured: &Measured, context: &Context) -> String {
             );
         }
     }
+    if measured
+        .samples
+        .keys()
+        .any(|(setup, _)| *setup == Setup::Baseline)
+    {
+        against_baseline(&mut out, measured);
+    }
     let _ = writeln!(
         out,
         "\nInside the judging gateway (its decision log's `latencyUs`: body read to answer, the \
          timed requests only):\n"
     );
-    let _ = writeln!(out, "| request | median | p99 | evaluated |");
-    let _ = writeln!(out, "|---|---:|---:|---|");
+    let _ = writeln!(out, "| request | gateway | median | p99 | evaluated |");
+    let _ = writeln!(out, "|---|---|---:|---:|---|");
     for kind in RequestKind::ALL {
-        if let Some(s) = measured.gateway.get(&kind).and_then(|t| summarize(t)) {
-            let lanes = measured
+        for (setup, inside) in &measured.inside {
+            let Some(s) = inside.times.get(&kind).and_then(|t| summarize(t)) else {
+                continue;
+            };
+            let lanes = inside
                 .lanes
                 .get(&kind)
                 .map(|lanes| {
@@ -118,8 +164,9 @@ pub fn markdown(measured: &Measured, context: &Context) -> String {
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "| {} | {:.3} | {:.3} | {lanes} |",
+                "| {} | {} | {:.3} | {:.3} | {lanes} |",
                 kind.label(),
+                build_label(*setup),
                 s.median_ms,
                 s.p99_ms
             );
@@ -134,6 +181,15 @@ mod tests {
 
     use super::*;
 
+    /// Three samples per setup on a 2-core machine.
+    fn context() -> Context {
+        Context {
+            kubernetes: "v1.36.2".to_owned(),
+            cores: 2,
+            samples: 3,
+        }
+    }
+
     #[test]
     fn each_setup_is_reported_with_what_it_adds_and_suture_over_the_noop() {
         let mut measured = Measured::default();
@@ -144,17 +200,13 @@ mod tests {
             samples.insert((Setup::Vap, kind), ms(2100));
             samples.insert((Setup::NoopWebhook, kind), ms(2700));
             samples.insert((Setup::Judging, kind), ms(2750));
-            measured.gateway.insert(kind, ms(40));
-            measured
+            let inside = measured.inside.entry(Setup::Judging).or_default();
+            inside.times.insert(kind, ms(40));
+            inside
                 .lanes
                 .insert(kind, [("inline".to_owned(), 3)].into_iter().collect());
         }
-        let context = Context {
-            kubernetes: "v1.36.2".to_owned(),
-            cores: 2,
-            samples: 3,
-        };
-        let text = markdown(&measured, &context);
+        let text = markdown(&measured, &context());
         assert!(
             text.contains("| scale StatefulSet | Suture judging (pack + impact) | 2.750 | 2.750 | +0.750 |"),
             "{text}"
@@ -168,7 +220,40 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("| delete Pod | 0.040 | 0.040 | inline 3 |"),
+            text.contains("| delete Pod | this build | 0.040 | 0.040 | inline 3 |"),
+            "{text}"
+        );
+        assert!(!text.contains("baseline"), "no baseline was timed: {text}");
+    }
+
+    #[test]
+    fn a_baseline_build_is_compared_request_beside_request() {
+        let mut measured = Measured::default();
+        let ms = |values: &[u64]| values.iter().map(|v| Duration::from_micros(*v)).collect();
+        let kind = RequestKind::DeletePod;
+        let samples = &mut measured.samples;
+        samples.insert((Setup::NoopWebhook, kind), ms(&[2500, 3500, 2600]));
+        // Over the no-op, request by request: the baseline +300, +200, +300; this build +200,
+        // +150, +200; this build against the baseline -100, -50, -100.
+        samples.insert((Setup::Baseline, kind), ms(&[2800, 3700, 2900]));
+        samples.insert((Setup::Judging, kind), ms(&[2700, 3650, 2800]));
+        measured
+            .inside
+            .entry(Setup::Baseline)
+            .or_default()
+            .times
+            .insert(kind, ms(&[150]));
+        let text = markdown(&measured, &context());
+        assert!(
+            text.contains("| delete Pod | +0.300 | +0.200 | -0.100 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| delete Pod | Suture judging, baseline build | 2.900 | 3.700 | — |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| delete Pod | baseline build | 0.150 | 0.150 |"),
             "{text}"
         );
     }

@@ -1,14 +1,17 @@
 //! The admission setups the latency benchmark compares, all in force at once and told apart by
 //! who sends the request: no admission webhook; the gateway as a no-op webhook (`--noop`: the
-//! same TLS/HTTP stack, everything allowed); the gateway judging with the pack and impact; and
+//! same TLS/HTTP stack, everything allowed); the gateway judging with the pack and impact;
 //! kube-apiserver's in-process ValidatingAdmissionPolicy with a comparable set of request-only
-//! rules. Each setup has its own service account, which only that setup's admission matches:
-//! the judged operator goes through the install's webhook (unchanged); `bench-noop` through a
-//! copy of it pointed at the no-op twin; `bench-vap` through the policies; `bench-none` through
-//! nothing. The three live in the gateway's namespace, whose service accounts the install never
-//! judges. So the timed requests can alternate setups request by request, and the drift of a
-//! busy 2-core machine falls on every setup alike. Every request still has every configuration's
-//! match conditions evaluated by kube-apiserver (each a few string comparisons).
+//! rules; and, when a baseline build is given, that build judging the same way. Each setup has
+//! its own service account, which only that setup's admission matches: the judged operator goes
+//! through the install's webhook (unchanged); `bench-noop` through a copy of it pointed at the
+//! no-op twin; `bench-vap` through the policies; `bench-none` through nothing. Those three live
+//! in the gateway's namespace, whose service accounts the install never judges. The baseline's
+//! `bench-baseline` is an operator beside the judged one (the pack judges both alike) that the
+//! install does not list, sent through a copy of the webhook pointed at the baseline build. So
+//! the timed requests can alternate setups request by request, and the drift of a busy 2-core
+//! machine falls on every setup alike. Every request still has every configuration's match
+//! conditions evaluated by kube-apiserver (each a few string comparisons).
 
 use std::time::Duration;
 
@@ -29,18 +32,37 @@ pub enum Setup {
     Vap,
     NoopWebhook,
     Judging,
+    /// Another build of the gateway judging the same way (`--baseline-gateway`).
+    Baseline,
 }
 
 impl Setup {
-    /// Every setup.
-    pub const ALL: [Self; 4] = [Self::NoAdmission, Self::Vap, Self::NoopWebhook, Self::Judging];
+    /// Every setup, in report order.
+    pub const ALL: [Self; 5] = [
+        Self::NoAdmission,
+        Self::Vap,
+        Self::NoopWebhook,
+        Self::Judging,
+        Self::Baseline,
+    ];
 
-    /// The order iteration `n` visits the setups in: rotated from one to the next, so each
-    /// setup comes first, second, ... equally often (a request right after another of the same
-    /// kind finds kube-apiserver's and etcd's caches warmer).
-    pub fn order(n: usize) -> [Self; 4] {
-        let mut order = Self::ALL;
-        order.rotate_left(n % Self::ALL.len());
+    /// The setups timed: all but the baseline unless one is given.
+    pub fn timed(baseline: bool) -> Vec<Self> {
+        Self::ALL
+            .into_iter()
+            .filter(|setup| baseline || *setup != Self::Baseline)
+            .collect()
+    }
+
+    /// The order iteration `n` visits `setups` in: rotated from one to the next, so each setup
+    /// comes first, second, ... equally often (a request right after another of the same kind
+    /// finds kube-apiserver's and etcd's caches warmer).
+    pub fn order(setups: &[Self], n: usize) -> Vec<Self> {
+        let mut order = setups.to_vec();
+        if !order.is_empty() {
+            let len = order.len();
+            order.rotate_left(n % len);
+        }
         order
     }
 
@@ -51,24 +73,34 @@ impl Setup {
             Self::Vap => "in-process ValidatingAdmissionPolicy",
             Self::NoopWebhook => "gateway as a no-op webhook",
             Self::Judging => "Suture judging (pack + impact)",
+            Self::Baseline => "Suture judging, baseline build",
         }
     }
 
-    /// The service account (in the gateway's namespace) whose requests only this setup's
-    /// admission matches; `None` for the judged operator.
-    fn account(self) -> Option<&'static str> {
+    /// The service account (`namespace`, `name`) whose requests only this setup's admission
+    /// matches; `None` for the judged operator.
+    fn account(self) -> Option<(&'static str, &'static str)> {
         match self {
-            Self::NoAdmission => Some("bench-none"),
-            Self::Vap => Some("bench-vap"),
-            Self::NoopWebhook => Some("bench-noop"),
+            Self::NoAdmission => Some((gateway::NAMESPACE, "bench-none")),
+            Self::Vap => Some((gateway::NAMESPACE, "bench-vap")),
+            Self::NoopWebhook => Some((gateway::NAMESPACE, "bench-noop")),
+            Self::Baseline => Some((OPERATORS, "bench-baseline")),
             Self::Judging => None,
         }
     }
 }
 
-/// `system:serviceaccount:<gateway namespace>:<name>`.
-fn username(account: &str) -> String {
-    format!("system:serviceaccount:{}:{account}", gateway::NAMESPACE)
+/// The namespace of the judged operators ([`gateway::JUDGED`]): the baseline's identity is one
+/// more operator there, judged by the pack like them.
+const OPERATORS: &str = "e2e-operators";
+
+/// `system:serviceaccount:<namespace>:<name>` of `setup`'s identity (empty for the judged
+/// operator's, which the install names).
+fn username(setup: Setup) -> String {
+    setup
+        .account()
+        .map(|(namespace, name)| format!("system:serviceaccount:{namespace}:{name}"))
+        .unwrap_or_default()
 }
 
 /// Request-only rules comparable to what the pack checks, as kube-apiserver runs them itself:
@@ -140,6 +172,18 @@ fn bindings() -> String {
 /// The name of the no-op twin's webhook configuration.
 const NOOP_WEBHOOK: &str = "suture-bench-noop";
 
+/// The name of the baseline build's webhook configuration.
+const BASELINE_WEBHOOK: &str = "suture-bench-baseline";
+
+/// Where the twins of the judging gateway serve (base URLs, `/validate` appended).
+#[derive(Debug, Clone, Copy)]
+pub struct Twins<'a> {
+    /// The `--noop` twin.
+    pub noop: &'a str,
+    /// The baseline build judging, when one is timed.
+    pub baseline: Option<&'a str>,
+}
+
 /// The clients of every setup, with the setups in force.
 pub struct Routes {
     clients: Vec<(Setup, kube::Client)>,
@@ -157,41 +201,56 @@ impl std::fmt::Debug for Routes {
 const UNOBSERVABLE_SETTLE: Duration = Duration::from_secs(2);
 
 impl Routes {
-    /// Creates the three accounts and puts every setup in force, beside the install's webhook
-    /// (judging `operator`'s requests): a copy of it pointed at `noop_url` for `bench-noop`, the
-    /// policies for `bench-vap`. Returns once the judged and VAP setups are observed in force
-    /// (a dry-run scale of `db` in `namespace` below quorum refused), and the no-op settled.
+    /// Creates the setups' accounts and puts every setup in force, beside the install's webhook
+    /// (judging `operator`'s requests): a copy of it pointed at the no-op twin (`urls.noop`)
+    /// for `bench-noop`, another pointed at the baseline build (`urls.baseline`, when given)
+    /// for `bench-baseline`, the policies for `bench-vap`. Returns once the judging and VAP
+    /// setups are observed in force (a dry-run scale of `db` in `namespace` below quorum
+    /// refused), and the no-op settled.
     pub async fn install(
         cluster: &Cluster,
         operator: &Operator,
-        noop_url: &str,
+        urls: Twins<'_>,
         namespace: &str,
     ) -> anyhow::Result<Self> {
         let mut clients = vec![(Setup::Judging, operator.client.clone())];
-        for setup in [Setup::NoAdmission, Setup::Vap, Setup::NoopWebhook] {
-            if let Some(account) = setup.account() {
-                let identity = scene::operator(cluster, gateway::NAMESPACE, account).await?;
+        for setup in Setup::timed(urls.baseline.is_some()) {
+            if let Some((account_namespace, account)) = setup.account() {
+                let identity = scene::operator(cluster, account_namespace, account).await?;
                 clients.push((setup, identity.client));
             }
         }
         let routes = Self { clients };
-        routes.put_noop_webhook(cluster, noop_url).await?;
+        put_webhook_copy(cluster, NOOP_WEBHOOK, Setup::NoopWebhook, urls.noop).await?;
+        if let Some(baseline) = urls.baseline {
+            put_webhook_copy(cluster, BASELINE_WEBHOOK, Setup::Baseline, baseline).await?;
+        }
         scene::apply(cluster, &format!("{VAP_RULES}---\n{}", bindings()))?;
         routes
             .until_probe(Setup::Vap, namespace, Answer::RefusedWith("scaling below quorum"))
             .await?;
-        routes
-            .until_probe(
-                Setup::Judging,
-                namespace,
-                Answer::RefusedWith("SafetyPolicy 'suture-"),
-            )
-            .await?;
+        for judging in [Setup::Judging, Setup::Baseline] {
+            if routes.has(judging) {
+                routes
+                    .until_probe(judging, namespace, Answer::RefusedWith("SafetyPolicy 'suture-"))
+                    .await?;
+            }
+        }
         for setup in [Setup::NoAdmission, Setup::NoopWebhook] {
             routes.until_probe(setup, namespace, Answer::Admitted).await?;
         }
         tokio::time::sleep(UNOBSERVABLE_SETTLE).await;
         Ok(routes)
+    }
+
+    /// Whether `setup` is timed.
+    pub fn has(&self, setup: Setup) -> bool {
+        self.clients.iter().any(|(s, _)| *s == setup)
+    }
+
+    /// The setups timed, in report order.
+    pub fn setups(&self) -> Vec<Setup> {
+        Setup::ALL.into_iter().filter(|s| self.has(*s)).collect()
     }
 
     /// The client whose requests `setup` judges.
@@ -203,11 +262,13 @@ impl Routes {
             .ok_or_else(|| anyhow::anyhow!("no client for {}", setup.label()))
     }
 
-    /// Removes the no-op twin's configuration and the policies (the install stays as it was).
+    /// Removes the twins' configurations and the policies (the install stays as it was).
     pub async fn remove(&self, cluster: &Cluster) -> anyhow::Result<()> {
         let api = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone());
-        if api.get_opt(NOOP_WEBHOOK).await?.is_some() {
-            api.delete(NOOP_WEBHOOK, &DeleteParams::default()).await?;
+        for name in [NOOP_WEBHOOK, BASELINE_WEBHOOK] {
+            if api.get_opt(name).await?.is_some() {
+                api.delete(name, &DeleteParams::default()).await?;
+            }
         }
         let mut args = vec![
             "delete",
@@ -216,45 +277,6 @@ impl Routes {
         args.extend(VAP_NAMES);
         args.push("--ignore-not-found");
         scene::kubectl(cluster, &args, None)?;
-        Ok(())
-    }
-
-    /// A copy of the install's judging webhook, pointed at the no-op twin and matched to
-    /// `bench-noop` alone (the install's own protect webhook is left out).
-    async fn put_noop_webhook(&self, cluster: &Cluster, noop_url: &str) -> anyhow::Result<()> {
-        let api = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone());
-        let install = api.get(gateway::WEBHOOK).await?;
-        let mut hook = install
-            .webhooks
-            .unwrap_or_default()
-            .into_iter()
-            .next()
-            .ok_or_else(|| anyhow::anyhow!("the install's webhook configuration has no webhook"))?;
-        hook.name = "noop.bench.suture.dev".to_owned();
-        hook.client_config.url = Some(format!("{noop_url}/validate"));
-        hook.match_conditions = Some(vec![
-            k8s_openapi::api::admissionregistration::v1::MatchCondition {
-                name: "bench-noop".to_owned(),
-                expression: format!("request.userInfo.username == '{}'", username("bench-noop")),
-            },
-        ]);
-        let config = ValidatingWebhookConfiguration {
-            metadata: kube::core::ObjectMeta {
-                name: Some(NOOP_WEBHOOK.to_owned()),
-                ..kube::core::ObjectMeta::default()
-            },
-            webhooks: Some(vec![hook]),
-        };
-        match api.get_opt(NOOP_WEBHOOK).await? {
-            Some(_) => {
-                let patch = json!({"webhooks": config.webhooks});
-                api.patch(NOOP_WEBHOOK, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await?;
-            }
-            None => {
-                api.create(&PostParams::default(), &config).await?;
-            }
-        }
         Ok(())
     }
 
@@ -271,26 +293,92 @@ impl Routes {
     }
 }
 
+/// A copy (`name`) of the install's judging webhook, pointed at `url` and matched to `setup`'s
+/// identity alone (the install's own protect webhook is left out).
+async fn put_webhook_copy(cluster: &Cluster, name: &str, setup: Setup, url: &str) -> anyhow::Result<()> {
+    let api = Api::<ValidatingWebhookConfiguration>::all(cluster.client.clone());
+    let install = api.get(gateway::WEBHOOK).await?;
+    let mut hook = install
+        .webhooks
+        .unwrap_or_default()
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("the install's webhook configuration has no webhook"))?;
+    hook.name = format!("{}.bench.suture.dev", name.trim_start_matches("suture-bench-"));
+    hook.client_config.url = Some(format!("{url}/validate"));
+    hook.match_conditions = Some(vec![
+        k8s_openapi::api::admissionregistration::v1::MatchCondition {
+            name: name.to_owned(),
+            expression: format!("request.userInfo.username == '{}'", username(setup)),
+        },
+    ]);
+    let config = ValidatingWebhookConfiguration {
+        metadata: kube::core::ObjectMeta {
+            name: Some(name.to_owned()),
+            ..kube::core::ObjectMeta::default()
+        },
+        webhooks: Some(vec![hook]),
+    };
+    match api.get_opt(name).await? {
+        Some(_) => {
+            let patch = json!({"webhooks": config.webhooks});
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+        }
+        None => {
+            api.create(&PostParams::default(), &config).await?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn four_iterations_put_every_setup_first_once() {
-        let firsts: Vec<Setup> = (0..4).map(|n| Setup::order(n)[0]).collect();
-        let mut sorted = firsts.clone();
-        sorted.sort();
-        assert_eq!(sorted, Setup::ALL.to_vec(), "{firsts:?}");
-        assert_eq!(Setup::order(4), Setup::order(0));
+    fn as_many_iterations_as_setups_put_every_setup_first_once() {
+        for baseline in [false, true] {
+            let setups = Setup::timed(baseline);
+            let firsts: Vec<Setup> = (0..setups.len()).map(|n| Setup::order(&setups, n)[0]).collect();
+            let mut sorted = firsts.clone();
+            sorted.sort();
+            assert_eq!(sorted, setups, "{firsts:?}");
+            assert_eq!(Setup::order(&setups, setups.len()), Setup::order(&setups, 0));
+        }
+        assert!(!Setup::timed(false).contains(&Setup::Baseline));
+        assert_eq!(Setup::timed(true).len(), Setup::ALL.len());
     }
 
     #[test]
     fn each_bench_account_is_one_the_install_never_judges() {
+        let judged = |user: &str| {
+            gateway::JUDGED
+                .iter()
+                .any(|account| user == format!("system:serviceaccount:{}", account.replace('/', ":")))
+        };
         for setup in [Setup::NoAdmission, Setup::Vap, Setup::NoopWebhook] {
-            let user = username(setup.account().unwrap_or_default());
+            let user = username(setup);
             assert!(user.starts_with("system:serviceaccount:suture-system:"), "{user}");
         }
-        assert!(VAP_RULES.contains(&username("bench-vap")));
+        for setup in Setup::ALL {
+            assert!(!judged(&username(setup)), "{setup:?}");
+        }
+        assert!(VAP_RULES.contains(&username(Setup::Vap)));
+    }
+
+    #[test]
+    fn the_baseline_is_an_operator_beside_the_judged_ones() {
+        let namespace = |account: &str| account.split('/').next().unwrap_or_default().to_owned();
+        assert!(
+            gateway::JUDGED
+                .iter()
+                .any(|account| namespace(account) == OPERATORS)
+        );
+        assert_eq!(
+            username(Setup::Baseline),
+            format!("system:serviceaccount:{OPERATORS}:bench-baseline")
+        );
     }
 
     #[test]

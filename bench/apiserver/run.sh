@@ -42,7 +42,8 @@ if [[ -z "${SUTURE_E2E_K8S_BIN:-}" && -z "${SUTURE_E2E_KUBECONFIG:-}" ]]; then
   exit 2
 fi
 cd "$ROOT"
-TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+# Absolute: the baseline is built from another directory.
+TARGET=$(realpath -m "${CARGO_TARGET_DIR:-$ROOT/target}")
 # The packages built together decide the dependencies' features: the baseline is built with the
 # same two.
 build() {

@@ -17,7 +17,8 @@
 #    gateway as a no-op webhook (a copy of that webhook pointed at the twin); kube-apiserver's
 #    in-process ValidatingAdmissionPolicy with comparable request-only rules; no admission. Then
 #    times dry-run requests (create a Deployment, delete a Pod, scale a StatefulSet up; each
-#    admitted in every setup), the setups alternating request by request in a rotating order.
+#    admitted in every setup), the setups alternating request by request in an order drawn
+#    afresh for each iteration.
 # 5. Reports medians and p99s, what each setup adds to the median without admission, and Suture's
 #    cost over the no-op webhook (also as the median of the paired differences).
 #
@@ -30,9 +31,13 @@
 # judged one, its own copy of the webhook), and the report adds this build against it, request
 # beside request.
 #
+# CALIBRATE_PATH=1 instead sends the fifth setup to this build's own judging gateway: an A/A of
+# everything around the gateway, which shows what the setups' asymmetry (one identity and one
+# webhook configuration each) adds at the client.
+#
 # Environment: SAMPLES (per setup and request, default 600), WARMUP (untimed iterations, 20),
 # OUT (default bench/apiserver/results.md), BASELINE_REF (a commit), BASELINE_GATEWAY (a built
-# suture-gateway; BASELINE_REF wins).
+# suture-gateway; BASELINE_REF wins), CALIBRATE_PATH (1: the fifth setup is this build's gateway).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -70,7 +75,11 @@ if [[ -n "${BASELINE_REF:-}" ]]; then
   BASELINE_GATEWAY="$TARGET/bench-baseline/release/suture-gateway"
 fi
 build --bin kubectl-suture --bin suture-apiserver-bench
-"$TARGET/release/suture-apiserver-bench" \
-  --samples "${SAMPLES:-600}" --warmup "${WARMUP:-20}" --out "$OUT" \
-  ${BASELINE_GATEWAY:+--baseline-gateway "$BASELINE_GATEWAY"}
+args=(--samples "${SAMPLES:-600}" --warmup "${WARMUP:-20}" --out "$OUT")
+if [[ -n "${BASELINE_GATEWAY:-}" ]]; then
+  args+=(--baseline-gateway "$BASELINE_GATEWAY")
+elif [[ "${CALIBRATE_PATH:-0}" == 1 ]]; then
+  args+=(--calibrate-path)
+fi
+"$TARGET/release/suture-apiserver-bench" "${args[@]}"
 echo "==> $OUT" >&2

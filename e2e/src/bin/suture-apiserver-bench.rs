@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use suture_e2e::Cluster;
 use suture_e2e::cluster::HOW_TO_RUN;
-use suture_e2e::latency::{self, Options, report};
+use suture_e2e::latency::{self, Baseline, Options, report};
 
 /// Measures what admission adds to requests inside a real kube-apiserver.
 #[derive(Debug, Parser)]
@@ -31,8 +31,12 @@ struct Args {
     keep: bool,
     /// Another build of suture-gateway (e.g. the previous commit's) to time judging beside this
     /// one, request by request
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "calibrate_path")]
     baseline_gateway: Option<PathBuf>,
+    /// Time this build's judging gateway a second time, as the baseline's identity through the
+    /// baseline's copy of the webhook: what the setups' asymmetry alone adds at the client
+    #[arg(long)]
+    calibrate_path: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -59,7 +63,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let options = Options {
         samples: args.samples,
         warmup: args.warmup,
-        baseline: args.baseline_gateway.clone(),
+        baseline: match (&args.baseline_gateway, args.calibrate_path) {
+            (Some(binary), _) => Some(Baseline::Build(binary.clone())),
+            (None, true) => Some(Baseline::SameGateway),
+            (None, false) => None,
+        },
     };
     let outcome = latency::run(&mut cluster, options).await;
     let measured = match outcome {

@@ -1,7 +1,7 @@
 //! Latency inside kube-apiserver: dry-run requests timed at the client under each admission
 //! setup ([`setups::Setup`]), all in force at once and told apart by the identity that sends the
-//! request, so the setups alternate request by request (in an order rotating between
-//! iterations) and the drift of the machine falls on all of them alike; medians and p99s per
+//! request, so the setups alternate request by request (in an order drawn afresh for each
+//! iteration) and the drift of the machine falls on all of them alike; medians and p99s per
 //! request kind and setup, and Suture's cost over the no-op webhook as the median of the paired
 //! differences ([`report`]). Given a baseline build of the gateway (say, the previous commit's),
 //! it judges beside this one, so a change's effect inside kube-apiserver is read from requests
@@ -31,8 +31,19 @@ pub struct Options {
     pub samples: usize,
     /// Untimed iterations first.
     pub warmup: usize,
-    /// Another build of `suture-gateway` to time judging beside this one.
-    pub baseline: Option<PathBuf>,
+    /// A second judging setup timed beside this build's.
+    pub baseline: Option<Baseline>,
+}
+
+/// What the fifth setup (`bench-baseline`, through its own copy of the webhook) sends to.
+#[derive(Debug, Clone)]
+pub enum Baseline {
+    /// Another build of `suture-gateway`, started beside this one.
+    Build(PathBuf),
+    /// This build's own judging gateway, the one process serving both setups: an A/A of
+    /// everything around the gateway (identity, webhook configuration, kube-apiserver's path), to
+    /// calibrate what the setups' asymmetry alone adds at the client.
+    SameGateway,
 }
 
 /// Every timed sample, by setup and request kind, in iteration order: the `i`-th samples of two
@@ -76,12 +87,18 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
         None => anyhow::bail!("the gateway was not installed"),
     };
     let baseline = match (&options.baseline, cluster.gateway.as_ref()) {
-        (Some(binary), Some(judging)) => Some(
+        (Some(Baseline::Build(binary)), Some(judging)) => Some(
             judging
                 .judging_twin(binary, &cluster.gateway_host, "e2e-bench-baseline")
                 .await?,
         ),
         _ => None,
+    };
+    let judging_url = cluster.gateway.as_ref().map(|g| g.url.clone());
+    let baseline_url = match &options.baseline {
+        Some(Baseline::Build(_)) => baseline.as_ref().map(|b| b.url.clone()),
+        Some(Baseline::SameGateway) => judging_url,
+        None => None,
     };
     scene::apply(cluster, &scenes::database(NAMESPACE, 3, 2))?;
     scene::apply(cluster, &scenes::web(NAMESPACE, "web", 3, "RollingUpdate", 2))?;
@@ -101,16 +118,22 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
     };
     let twins = Twins {
         noop: &noop.url,
-        baseline: baseline.as_ref().map(|b| b.url.as_str()),
+        baseline: baseline_url.as_deref(),
     };
     let routes = Routes::install(cluster, &operator, twins, NAMESPACE).await?;
     let measured = time_every_setup(&routes, &targets, &options).await;
     routes.remove(cluster).await?;
     drop(noop);
     let samples = measured?;
+    // Each judging setup's decisions, told apart by who sent them (one process may serve both).
     let mut inside = BTreeMap::new();
+    let baseline_user = setups::username(Setup::Baseline);
     if let Some(judging) = cluster.gateway.as_ref() {
-        inside.insert(Setup::Judging, gateway_times(&judging.all_decisions()));
+        let (ours, theirs) = by_identity(judging.all_decisions(), &baseline_user);
+        inside.insert(Setup::Judging, ours);
+        if matches!(options.baseline, Some(Baseline::SameGateway)) {
+            inside.insert(Setup::Baseline, theirs);
+        }
     }
     if let Some(baseline) = baseline {
         inside.insert(Setup::Baseline, gateway_times(&baseline.all_decisions()));
@@ -143,6 +166,15 @@ async fn time_every_setup(routes: &Routes, targets: &Targets, options: &Options)
     Ok(samples)
 }
 
+/// A judging gateway's times for the judged operator's requests and for `baseline_user`'s (the
+/// same process serves both when the path is calibrated).
+fn by_identity(decisions: Vec<serde_json::Value>, baseline_user: &str) -> (Inside, Inside) {
+    let (theirs, ours): (Vec<_>, Vec<_>) = decisions
+        .into_iter()
+        .partition(|entry| entry["user"] == baseline_user);
+    (gateway_times(&ours), gateway_times(&theirs))
+}
+
 /// A judging gateway's own time for the timed requests (admitted dry runs in the bench's
 /// namespace; the probes are refused), and where it evaluated them, from its decision log.
 fn gateway_times(decisions: &[serde_json::Value]) -> Inside {
@@ -173,6 +205,30 @@ fn gateway_times(decisions: &[serde_json::Value]) -> Inside {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_gateway_serving_both_setups_has_its_times_told_apart_by_identity() {
+        let line = |user: &str, us: u64| {
+            serde_json::json!({
+                "user": user, "operation": "DELETE", "namespace": NAMESPACE, "dryRun": true,
+                "verdict": "allowed", "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "latencyUs": us, "lane": "inline",
+            })
+        };
+        let baseline = "system:serviceaccount:e2e-operators:bench-baseline";
+        let decisions = vec![
+            line("system:serviceaccount:e2e-operators:db-operator", 140),
+            line(baseline, 150),
+            line(baseline, 160),
+        ];
+        let (ours, theirs) = by_identity(decisions, baseline);
+        let pods = |inside: &Inside| inside.times.get(&RequestKind::DeletePod).cloned();
+        assert_eq!(pods(&ours), Some(vec![Duration::from_micros(140)]));
+        assert_eq!(
+            pods(&theirs),
+            Some(vec![Duration::from_micros(150), Duration::from_micros(160)])
+        );
+    }
 
     #[test]
     fn only_the_timed_requests_count_as_the_gateways_time() {

@@ -42,7 +42,7 @@ fn signed(ms: f64) -> String {
 /// Which build a judging setup runs, as the gateway tables name it.
 fn build_label(setup: Setup) -> &'static str {
     match setup {
-        Setup::Baseline => "baseline build",
+        Setup::Baseline => "baseline",
         _ => "this build",
     }
 }
@@ -53,9 +53,9 @@ fn against_baseline(out: &mut String, measured: &Measured) {
     let samples = &measured.samples;
     let _ = writeln!(
         out,
-        "\nThis build against the baseline build, both judging with the pack and impact \
-         (paired medians: each request against the one sent beside it; negative: this build is \
-         faster):\n"
+        "\nThis build against the baseline (`bench-baseline` through its own copy of the webhook), \
+         both judging with the pack and impact (paired medians: each request against the one sent \
+         beside it; negative: this build's setup is faster):\n"
     );
     let _ = writeln!(
         out,
@@ -249,11 +249,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("| delete Pod | Suture judging, baseline build | 2.900 | 3.700 | — |"),
+            text.contains("| delete Pod | Suture judging, baseline | 2.900 | 3.700 | — |"),
             "{text}"
         );
         assert!(
-            text.contains("| delete Pod | baseline build | 0.150 | 0.150 |"),
+            text.contains("| delete Pod | baseline | 0.150 | 0.150 |"),
             "{text}"
         );
     }

@@ -29,9 +29,11 @@
 # decide the dependencies' features, which change the binary) and its paths mapped to this
 # tree's. It then judges beside this build as a fifth setup (its own operator identity beside the
 # judged one, its own copy of the webhook), and the report adds this build against it, request
-# beside request. Read it beside an A/A run (BASELINE_REF=HEAD on an unchanged tree) in the same
-# window, or with the roles swapped: a second gateway process has measured slower than the first
-# in every A/A run so far (README, "Latency inside kube-apiserver").
+# beside request. Each twin (the no-op, the baseline) runs from its own copy of its binary:
+# processes running one file share its cached code, which favoured the gateway whose file the
+# no-op twin shared. Two files still differ by up to about 0.02 ms at the client (7 us inside):
+# read a smaller difference beside an A/A run (BASELINE_REF=HEAD on an unchanged tree) in the same
+# window, or with the roles swapped (README, "Latency inside kube-apiserver").
 #
 # CALIBRATE_PATH=1 instead sends the fifth setup to this build's own judging gateway: an A/A of
 # everything around the gateway, which shows what the setups' asymmetry (one identity and one

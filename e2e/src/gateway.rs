@@ -229,15 +229,24 @@ impl Gateway {
     /// A judging gateway from another build (`binary`, e.g. the previous commit's), started with
     /// this one's arguments (credentials, certificate, policy selection), its own ports and
     /// ledger identity `identity`, listening where kube-apiserver reaches this one (`host`): the
-    /// baseline a benchmark times beside this build.
+    /// baseline a benchmark times beside this build. It runs from its own copy of `binary`
+    /// ([`own_copy`]).
     pub async fn judging_twin(&self, binary: &Path, host: &str, identity: &str) -> anyhow::Result<Self> {
         anyhow::ensure!(
             binary.is_file(),
             "the baseline gateway {} is not a file",
             binary.display()
         );
-        self.sibling(identity, Some(binary.to_owned()), "0.0.0.0", host)
-            .await
+        let copy = own_copy(binary, &self.dir.join(identity))?;
+        self.sibling(identity, Some(copy), "0.0.0.0", host).await
+    }
+
+    /// The binary this gateway runs.
+    fn binary(&self) -> anyhow::Result<PathBuf> {
+        match &self.binary {
+            Some(binary) => Ok(binary.clone()),
+            None => binaries::path("suture-gateway"),
+        }
     }
 
     /// A gateway with this one's arguments but its own ports and ledger identity, started.
@@ -315,10 +324,10 @@ impl Gateway {
 
     /// A `--noop` twin of this gateway, started: the same certificate, TLS/HTTP stack and body
     /// handling, answering every review allowed without evaluating (the latency floor of a
-    /// webhook hop).
+    /// webhook hop). It runs from its own copy of the binary ([`own_copy`]).
     pub async fn noop_twin(&self, host: &str) -> anyhow::Result<Self> {
         let dir = self.dir.join("noop");
-        std::fs::create_dir_all(&dir)?;
+        let binary = own_copy(&self.binary()?, &dir)?;
         let port = free_port()?;
         let metrics = format!("127.0.0.1:{}", free_port()?);
         let p = |path: &Path| path.display().to_string();
@@ -331,7 +340,7 @@ impl Gateway {
         ];
         let mut twin = Self {
             process: None,
-            binary: self.binary.clone(),
+            binary: Some(binary),
             args,
             dir,
             metrics,
@@ -343,10 +352,7 @@ impl Gateway {
 
     /// Starts (or restarts) the gateway process and waits for /readyz.
     pub async fn start(&mut self) -> anyhow::Result<()> {
-        let binary = match &self.binary {
-            Some(binary) => binary.clone(),
-            None => binaries::path("suture-gateway")?,
-        };
+        let binary = self.binary()?;
         let process = Process::spawn("suture-gateway", &binary, &self.args, &self.dir)?;
         self.process = Some(process);
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -450,4 +456,50 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
+}
+
+/// `binary` copied into `dir`, for a benchmark's twin to run from. Processes that run one file
+/// share its pages of code, and so each other's cached code lines: a twin run from the judging
+/// gateway's own file warmed the code the two have in common (TLS, HTTP, reading the body) for
+/// it between its requests, while a baseline build, another file, had no such help and measured
+/// slower in every A/A run. A process run from its own copy stands alone, as a deployed gateway
+/// does.
+pub fn own_copy(binary: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let copy = dir.join("suture-gateway");
+    anyhow::ensure!(copy != binary, "{} would be copied onto itself", binary.display());
+    // `fs::copy` keeps the permissions: the copy is executable.
+    std::fs::copy(binary, &copy)
+        .with_context(|| format!("cannot copy {} to {}", binary.display(), copy.display()))?;
+    Ok(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    #[test]
+    fn a_twin_runs_from_its_own_executable_file_with_the_same_bytes() {
+        let root = std::env::temp_dir().join(format!("suture-own-copy-{}", std::process::id()));
+        let built = root.join("build");
+        std::fs::create_dir_all(&built).unwrap();
+        let binary = built.join("suture-gateway");
+        std::fs::write(&binary, b"\x7fELF and the rest").unwrap();
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+        let copy = own_copy(&binary, &root.join("noop")).unwrap();
+
+        assert_ne!(copy, binary);
+        assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&binary).unwrap());
+        let (original, copied) = (binary.metadata().unwrap(), copy.metadata().unwrap());
+        assert_ne!(copied.ino(), original.ino(), "a file of its own, not a link");
+        assert_eq!(copied.permissions().mode() & 0o111, 0o111, "still executable");
+        // A twin whose directory is its binary's: refused rather than truncated.
+        assert!(own_copy(&binary, &built).is_err());
+        assert_eq!(std::fs::read(&binary).unwrap(), b"\x7fELF and the rest");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

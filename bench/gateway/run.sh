@@ -43,6 +43,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  rm -f "$WORK"/*-suture-gateway
 }
 trap cleanup EXIT
 
@@ -62,30 +63,9 @@ log "building release binaries"
 log "generating a ${PODS}-pod snapshot in $WORK"
 python3 "$HERE/gen_snapshot.py" --pods "$PODS" -o "$WORK/snapshot.json"
 
-# start NAME PORT METRICS ARGS... : starts a gateway, logs in $WORK/NAME.log, pid in $WORK/NAME.pid
-start() {
-  local name=$1 port=$2 metrics=$3
-  shift 3
-  "$BIN" --self-signed --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$metrics" "$@" \
-    >"$WORK/$name.log" 2>&1 &
-  echo $! >"$WORK/$name.pid"
-  PIDS+=("$!")
-}
-
-# wait_ready NAME METRICS TIMEOUT_SECONDS
-wait_ready() {
-  local name=$1 metrics=$2 timeout=$3 waited=0
-  until curl -sf "http://127.0.0.1:$metrics/readyz" >/dev/null; do
-    if ! kill -0 "$(cat "$WORK/$name.pid")" 2>/dev/null; then
-      echo "$name exited:" >&2; tail -20 "$WORK/$name.log" >&2; exit 1
-    fi
-    if [ "$waited" -ge $((timeout * 10)) ]; then
-      echo "$name not ready after ${timeout}s:" >&2; tail -20 "$WORK/$name.log" >&2; exit 1
-    fi
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-}
+# start and wait_ready: the servers, each from its own copy of the binary.
+# shellcheck source=bench/gateway/servers.sh
+source "$HERE/servers.sh"
 
 # model_counts METRICS: "pods objects" as the gateway's /metrics reports its model
 model_counts() {

@@ -3,8 +3,9 @@
 //! evaluate and serialize the answer.
 //!
 //! `cargo run --release -p suture-gateway --example parse_cost -- REVIEW.json [SNAPSHOT...]`
-//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default; `ONLY=<label>` runs one step;
-//! `COLD=<MiB>` evicts the caches before each repetition and reports medians).
+//! (`ROUNDS=N` sets the repetitions per step, 20,000 by default; `ONLY=<label>` runs one step,
+//! `ONLY=policies` each candidate policy alone; `COLD=<MiB>` evicts the caches before each
+//! repetition and reports medians).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -45,7 +46,10 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(0);
     let mut scrub = vec![0u8; cold << 20];
     let mut time = |label: &str, f: &mut dyn FnMut()| {
-        if only.as_deref().is_some_and(|only| only != label) {
+        let label_text = label.trim();
+        if only.as_deref().is_some_and(|only| {
+            only != label_text && !(only == "policies" && label_text.starts_with("policy "))
+        }) {
             return;
         }
         if cold > 0 {
@@ -96,6 +100,17 @@ fn main() -> anyhow::Result<()> {
     time("evaluate", &mut || {
         let _ = std::hint::black_box(policies_cel::evaluate_in(&set, &request, &model, &context));
     });
+    // Each candidate alone, to see which policies the evaluation's cost is in.
+    for policy in &candidates {
+        let alone = [policy.clone()];
+        let context = policies_cel::EvalContext {
+            only: Some(&alone),
+            ..policies_cel::EvalContext::default()
+        };
+        time(&format!("  policy {}", policy.name), &mut || {
+            let _ = std::hint::black_box(policies_cel::evaluate_in(&set, &request, &model, &context));
+        });
+    }
     time("finish + evaluate", &mut || {
         // A fresh request each time: what the evaluation thread pays, objects parsed when read.
         let request = review.clone().into_request();

@@ -238,6 +238,12 @@ pub struct Config {
     /// Benchmark floor: the same TLS/HTTP stack answering every review allowed, without evaluation
     #[arg(long, env = "SUTURE_NOOP", hide = true)]
     pub noop: bool,
+
+    /// Time each stage of every request (reading, pre-filter, the estimate, each policy, the
+    /// answer) and write the times with its decision (`stages` in the decision log): where a
+    /// request's latency goes (for requests judged inline or answered without evaluation)
+    #[arg(long, env = "SUTURE_STAGE_TIMINGS")]
+    pub stage_timings: bool,
 }
 
 const AFTER_HELP: &str = "\

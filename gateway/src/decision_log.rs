@@ -58,6 +58,30 @@ pub struct DecisionRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lane: Option<&'static str>,
     pub latency_us: u64,
+    /// Each stage's time, in order, with `--stage-timings` (`policies_cel::stages`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageTime>,
+}
+
+/// One stage of a request and its time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageTime {
+    pub stage: &'static str,
+    /// Microseconds, to the nanosecond.
+    pub us: f64,
+}
+
+impl StageTime {
+    /// The stages [`policies_cel::stages::take`] gives.
+    pub fn all(stages: Vec<(&'static str, Duration)>) -> Vec<Self> {
+        stages
+            .into_iter()
+            .map(|(stage, took)| StageTime {
+                stage,
+                us: took.as_nanos() as f64 / 1000.0,
+            })
+            .collect()
+    }
 }
 
 /// How often pending lines are written when fewer than [`FLUSH_BYTES`] are pending.

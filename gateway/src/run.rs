@@ -235,14 +235,17 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             log.enabled(),
             hooks.before_evaluate.clone(),
         );
-        let admission = Arc::new(Admission::new(
-            Arc::clone(&store),
-            self_protection(&config),
-            evaluator,
-            Arc::clone(&metrics),
-            Arc::clone(&log),
-            intake(&config),
-        ));
+        let admission = Arc::new(
+            Admission::new(
+                Arc::clone(&store),
+                self_protection(&config),
+                evaluator,
+                Arc::clone(&metrics),
+                Arc::clone(&log),
+                intake(&config),
+            )
+            .with_stage_timings(config.stage_timings),
+        );
         let routes = admission::routes(admission);
         let server = tokio::spawn(serve(
             webhook,

@@ -16,6 +16,7 @@ pub mod impact;
 pub mod lint;
 pub mod pack;
 pub mod policy;
+pub mod stages;
 
 pub use cluster::{ClusterView, EmptyCluster};
 pub use eval::{

@@ -16,6 +16,7 @@ use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
 use policies_cel::impact::Summary;
 use policies_cel::policy::{Policy, PolicySet};
+use policies_cel::stages;
 use policies_cel::{ClusterView, Decision, EvalContext, Request, Trial, WireReview};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -375,6 +376,7 @@ impl Evaluator {
             return Err(source);
         };
         let request = source.into_request();
+        stages::mark("finish the request");
         let trial = Trial::new(self.inline_cost);
         let judged = catch_unwind(AssertUnwindSafe(|| {
             let base = EvalContext {

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
-use policies_cel::{Request, WireReview};
+use policies_cel::{Request, WireReview, stages};
 use warp::Reply;
 use warp::reply::Response;
 
@@ -16,7 +16,7 @@ use crate::admission::parse::{Unreadable, parse_typed};
 use crate::admission::rejection::{refusal, status_response};
 use crate::admission::review::ReviewResponse;
 use crate::admission::{prefilter, verdict};
-use crate::decision_log::{DecisionLog, DecisionRecord, ResourceRef, now};
+use crate::decision_log::{DecisionLog, DecisionRecord, ResourceRef, StageTime, now};
 use crate::guard::SelfProtection;
 use crate::metrics::Metrics;
 use crate::policies::PolicyStore;
@@ -31,6 +31,8 @@ pub struct Admission {
     metrics: Arc<Metrics>,
     log: Arc<DecisionLog>,
     intake: Intake,
+    /// Whether each request's stages are timed and logged (`--stage-timings`).
+    stage_timings: bool,
 }
 
 impl Admission {
@@ -50,7 +52,15 @@ impl Admission {
             metrics,
             log,
             intake,
+            stage_timings: false,
         }
+    }
+
+    /// Times each request's stages, written with its decision (`policies_cel::stages`).
+    #[must_use]
+    pub fn with_stage_timings(mut self, timed: bool) -> Self {
+        self.stage_timings = timed;
+        self
     }
 
     /// The limits bodies are read under.
@@ -61,6 +71,7 @@ impl Admission {
     /// Answers one body.
     pub async fn review(&self, body: Body) -> Response {
         let started = Instant::now();
+        let timing = self.stage_timings.then(stages::begin);
         let bytes = match body {
             Body::Complete(bytes) => bytes,
             Body::TooLarge => {
@@ -85,12 +96,17 @@ impl Admission {
                 );
             }
         };
-        match WireReview::read(&bytes) {
-            Some(review) => self.judge(Source::Wire(Box::new(review)), started).await,
+        let read = WireReview::read(&bytes);
+        stages::mark("read: objects");
+        match read {
+            Some(review) => self.judge(Source::Wire(Box::new(review)), started, timing).await,
             // Not a plain review: the typed parse says precisely what is wrong (or, for an odd
             // but valid document, judges it); the one-pass reading is not tried again.
             None => match parse_typed(&bytes) {
-                Ok(request) => self.judge(Source::Parsed(Box::new(request)), started).await,
+                Ok(request) => {
+                    self.judge(Source::Parsed(Box::new(request)), started, timing)
+                        .await
+                }
                 Err(unreadable) => self.unreadable(unreadable, started),
             },
         }
@@ -136,8 +152,9 @@ impl Admission {
     }
 
     /// Judges a request by its own fields first (self-protection, the pre-filter); the request
-    /// is finished for evaluation only when some policy could apply.
-    async fn judge(&self, source: Source, started: Instant) -> Response {
+    /// is finished for evaluation only when some policy could apply. `timing` times its stages
+    /// (`--stage-timings`).
+    async fn judge(&self, source: Source, started: Instant, timing: Option<stages::Timing>) -> Response {
         let light = source.admission();
         // An object of a deletecollection comes unnamed: its name is in oldObject.
         let unnamed = light
@@ -150,15 +167,20 @@ impl Admission {
         let judged = if let Some(message) = self.self_protection(light, unnamed.as_deref()) {
             self_protection(message)
         } else {
+            stages::mark("self-protection");
             let enforced = self.policies.enforced();
             let plan = enforced.plans.plan(&enforced.set, light);
+            stages::mark("plan");
             if plan.candidates.is_empty() {
                 allowed()
             } else {
-                self.evaluator.judge(&enforced, &plan, source).await
+                let judged = self.evaluator.judge(&enforced, &plan, source).await;
+                stages::mark("evaluation end");
+                judged
             }
         };
         let response = verdict::respond(&uid, &judged.decision);
+        stages::mark("answer");
         let verdict_word = if judged.decision.allowed {
             "allowed"
         } else {
@@ -172,7 +194,19 @@ impl Admission {
         if let Some(kind) = judged.failure {
             self.metrics.count_error(kind.as_str());
         }
+        stages::mark("metrics");
         if let Some(mut record) = record {
+            if let Some(timing) = timing {
+                let stages = stages::take(timing);
+                // Only a request answered on the thread that read it has all its stages there.
+                let on_this_thread = match judged.lane {
+                    Some(lane) => lane == Lane::Inline,
+                    None => judged.failure.is_none(),
+                };
+                if on_this_thread {
+                    record.stages = StageTime::all(stages);
+                }
+            }
             record.verdict = verdict_word;
             record.denied_by = verdict::denied_by(&judged.decision);
             record.warned_by = verdict::warned_by(&judged.decision);

@@ -177,6 +177,7 @@ async fn dry_runs_are_judged_normally_and_marked_in_the_decision_log() {
     assert_eq!(dry["user"], "system:serviceaccount:databases:pg-operator");
     assert_eq!(dry["impact"]["podsDisrupted"], 1, "{dry}");
     assert!(dry["latencyUs"].as_u64().is_some());
+    assert!(dry.get("stages").is_none(), "stages only with --stage-timings");
     let wet = &lines[1];
     assert_eq!(wet["dryRun"], false);
     assert_eq!(wet["verdict"], "allowed");
@@ -190,6 +191,108 @@ async fn dry_runs_are_judged_normally_and_marked_in_the_decision_log() {
     assert_eq!(wet["impact"]["podsDisrupted"], 1, "{wet}");
     // Never object bodies.
     assert!(!text.contains("\"spec\"") && !text.contains("oldObject") && !text.contains("metadata"));
+}
+
+/// The decision lines of `log` once `count` are written (they are written in batches).
+async fn decision_lines(log: &std::path::Path, count: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.lines().count() >= count || std::time::Instant::now() > deadline {
+            return text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        }
+        tokio::time::sleep(suture_gateway::decision_log::FLUSH_EVERY / 4).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_timings_time_each_step_of_a_request_in_its_decision_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("decisions.log");
+    let gateway = gateway(&["--decision-log", log.to_str().unwrap(), "--stage-timings"]).await;
+    let mut review: Value =
+        serde_json::from_slice(&std::fs::read(repo("testdata/reviews/pod-delete-pg-main-0.json")).unwrap())
+            .unwrap();
+    review["request"]["dryRun"] = json!(true);
+    let (status, _) = gateway.post(review.to_string()).await;
+    assert_eq!(status, 200);
+    // kubernetes-admin: no policy of the pack judges a person.
+    let (status, _) = gateway
+        .post_file(&repo("testdata/reviews/statefulset-scale-subresource.json"))
+        .await;
+    assert_eq!(status, 200);
+
+    let lines = decision_lines(&log, 2).await;
+    assert_eq!(lines.len(), 2);
+    let names = |line: &Value| -> Vec<String> {
+        line["stages"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no stages in {line}"))
+            .iter()
+            .map(|stage| stage["stage"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let reading = [
+        "read: raw check",
+        "read: envelope",
+        "read: request fields",
+        "read: objects",
+    ];
+
+    let judged = &lines[0];
+    assert_eq!(judged["lane"], "inline", "{judged}");
+    let stages = names(judged);
+    let before: Vec<&str> = reading
+        .iter()
+        .copied()
+        .chain(["self-protection", "plan", "finish the request"])
+        .collect();
+    assert_eq!(stages[..before.len()], before, "{stages:?}");
+    assert_eq!(
+        stages[stages.len() - 3..],
+        ["evaluation end", "answer", "metrics"]
+    );
+    // Between them, each candidate policy; the first to read `impact` has the estimate inside it.
+    let policies = &stages[before.len()..stages.len() - 3];
+    let estimate = policies
+        .iter()
+        .position(|s| s == "policy, before impact")
+        .unwrap_or_else(|| panic!("no estimate in {stages:?}"));
+    assert_eq!(
+        policies[estimate + 1..estimate + 3],
+        ["impact estimate", "impact as CEL"]
+    );
+    assert!(
+        policies
+            .iter()
+            .enumerate()
+            .all(|(i, s)| (estimate..estimate + 3).contains(&i) || s == "policy"),
+        "{stages:?}"
+    );
+    // The times are the request's own: they add up to what it took, the bookkeeping after the
+    // answer aside.
+    let micros: Vec<f64> = judged["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|stage| stage["us"].as_f64().unwrap())
+        .collect();
+    assert!(micros.iter().all(|us| *us >= 0.0));
+    let answered: f64 = micros[..micros.len() - 1].iter().sum();
+    let latency = judged["latencyUs"].as_f64().unwrap();
+    assert!(
+        answered > 0.0 && answered <= latency + 1.0,
+        "{answered} µs of {latency}"
+    );
+
+    // Answered from its own fields, without evaluation.
+    let unjudged = &lines[1];
+    let expected: Vec<&str> = reading
+        .iter()
+        .copied()
+        .chain(["self-protection", "plan", "answer", "metrics"])
+        .collect();
+    assert_eq!(names(unjudged), expected, "{unjudged}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -129,7 +129,9 @@ pub fn evaluate_in(
                         "impact (no cluster model: give a --cluster snapshot, or run in the gateway)".into(),
                     ));
                 }
+                crate::stages::mark("policy, before impact");
                 let estimate = crate::impact::estimate(request, cluster);
+                crate::stages::mark("impact estimate");
                 if let Some(key) = estimate.missing.as_ref().filter(|_| live) {
                     return Err(EvalError::Unavailable(format!(
                         "impact (the cluster model does not hold {key} yet: its watch has not delivered it)"
@@ -140,6 +142,7 @@ pub fn evaluate_in(
                     fields.union(policy.impact_fields)
                 });
                 let value = estimate.to_value_of(fields);
+                crate::stages::mark("impact as CEL");
                 Ok((estimate, value))
             })
             .as_ref()
@@ -155,6 +158,7 @@ pub fn evaluate_in(
                 actions,
             };
             let outcome = judge(&context, &pair, &estimate, &mut verdict);
+            crate::stages::mark("policy");
             verdict.decision.policies.push(PolicyResult {
                 policy: policy.name.clone(),
                 binding: binding.map(|b| b.name.clone()),

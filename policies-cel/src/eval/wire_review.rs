@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 
 use crate::eval::request::{Objects, Request};
 use crate::eval::wire::WireObject;
+use crate::stages;
 
 /// A review read from its text: the request's fields typed, its objects not parsed.
 #[derive(Debug, Clone)]
@@ -44,7 +45,9 @@ impl WireReview {
         if crate::eval::lax_json::beyond_raw_validation(text) {
             return None;
         }
+        stages::mark("read: raw check");
         let envelope: Envelope<'_> = serde_json::from_slice(text).ok()?;
+        stages::mark("read: envelope");
         if envelope.api_version != "admission.k8s.io/v1" || envelope.kind != "AdmissionReview" {
             return None;
         }
@@ -54,6 +57,7 @@ impl WireReview {
             old_object,
         } = envelope.request?;
         let mut admission: AdmissionRequest<DynamicObject> = serde_json::from_str(&fields).ok()?;
+        stages::mark("read: request fields");
         admission.types = TypeMeta {
             api_version: envelope.api_version.into_owned(),
             kind: envelope.kind.into_owned(),

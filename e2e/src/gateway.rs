@@ -466,8 +466,16 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
 /// does.
 pub fn own_copy(binary: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let copy = dir.join("suture-gateway");
-    anyhow::ensure!(copy != binary, "{} would be copied onto itself", binary.display());
+    let copy = dir.canonicalize()?.join("suture-gateway");
+    // Compared as the files they name: a copy onto itself would truncate the binary.
+    let original = binary
+        .canonicalize()
+        .with_context(|| format!("cannot find {}", binary.display()))?;
+    anyhow::ensure!(
+        copy != original,
+        "{} would be copied onto itself",
+        binary.display()
+    );
     // `fs::copy` keeps the permissions: the copy is executable.
     std::fs::copy(binary, &copy)
         .with_context(|| format!("cannot copy {} to {}", binary.display(), copy.display()))?;
@@ -497,8 +505,10 @@ mod tests {
         let (original, copied) = (binary.metadata().unwrap(), copy.metadata().unwrap());
         assert_ne!(copied.ino(), original.ino(), "a file of its own, not a link");
         assert_eq!(copied.permissions().mode() & 0o111, 0o111, "still executable");
-        // A twin whose directory is its binary's: refused rather than truncated.
+        // A twin whose directory is its binary's, however it is spelled: refused rather than
+        // truncated.
         assert!(own_copy(&binary, &built).is_err());
+        assert!(own_copy(&binary, &root.join("noop/../build")).is_err());
         assert_eq!(std::fs::read(&binary).unwrap(), b"\x7fELF and the rest");
         std::fs::remove_dir_all(&root).unwrap();
     }

@@ -240,8 +240,9 @@ pub struct Config {
     pub noop: bool,
 
     /// Time each stage of every request (reading, pre-filter, the estimate, each policy, the
-    /// answer) and write the times with its decision (`stages` in the decision log): where a
-    /// request's latency goes (for requests judged inline or answered without evaluation)
+    /// answer) and write the times with its decision (`stages` in the decision log, so only with
+    /// `--decision-log`): where a request's latency goes (for requests judged inline or answered
+    /// without evaluation)
     #[arg(long, env = "SUTURE_STAGE_TIMINGS")]
     pub stage_timings: bool,
 }

@@ -244,7 +244,8 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
                 Arc::clone(&log),
                 intake(&config),
             )
-            .with_stage_timings(config.stage_timings),
+            // The times are written with the decision: without a decision log, nothing to time.
+            .with_stage_timings(config.stage_timings && log.enabled()),
         );
         let routes = admission::routes(admission);
         let server = tokio::spawn(serve(

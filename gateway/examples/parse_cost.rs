@@ -116,6 +116,13 @@ fn main() -> anyhow::Result<()> {
         let request = review.clone().into_request();
         let _ = std::hint::black_box(policies_cel::evaluate_in(&set, &request, &model, &context));
     });
+    // The evaluation lane's whole work from a body: read, finish, judge (what cachegrind profiles).
+    time("read + finish + evaluate", &mut || {
+        if let Some(review) = WireReview::read(&body) {
+            let request = review.into_request();
+            let _ = std::hint::black_box(policies_cel::evaluate_in(&set, &request, &model, &context));
+        }
+    });
     let mut limited = set.clone();
     limited.options.time_limit = Some(std::time::Duration::from_millis(1600));
     time("evaluate (time limit)", &mut || {
@@ -126,7 +133,7 @@ fn main() -> anyhow::Result<()> {
     });
     let estimate = policies_cel::impact::estimate(&request, &model);
     time("  in it: impact as CEL", &mut || {
-        let _ = std::hint::black_box(estimate.to_value());
+        let _ = std::hint::black_box(estimate.to_value_of(policies_cel::impact::ImpactFields::ALL));
     });
     let decision = policies_cel::evaluate(&set, &request, &model);
     time("respond + serialize", &mut || {

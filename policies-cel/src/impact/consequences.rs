@@ -2,11 +2,10 @@
 //! PodDisruptionBudgets break, which workloads go down and which StatefulSets lose quorum —
 //! at the change's worst moment, touching only the pods the request affects and their owners.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::cluster::object::{IntOrPercent, Labels, Phase, Selector, Spec};
 use crate::cluster::{ClusterView, Object, ObjectKey};
 use crate::impact::balancers;
+use crate::impact::by_key::ByKey;
 use crate::impact::effects::Effects;
 use crate::impact::report::{
     Deletion, Impact, PdbEffect, PodStop, QuorumEffect, ServiceEffect, Summary, Target, WorkloadEffect,
@@ -139,16 +138,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
         .iter()
         .filter_map(|s| view.get(&s.pod).map(|p| (p, s)))
         .collect();
-    let down_at_worst: BTreeSet<&ObjectKey> = stopped
-        .iter()
-        .filter(|(_, s)| s.at_worst)
-        .map(|(p, _)| &p.key)
-        .collect();
-    let gone_for_good: BTreeSet<&ObjectKey> = stopped
-        .iter()
-        .filter(|(_, s)| !s.replaced)
-        .map(|(p, _)| &p.key)
-        .collect();
+    let down_at_worst = ByKey::new(stopped.iter().filter(|(_, s)| s.at_worst).map(|(p, _)| *p));
+    let gone_for_good = ByKey::new(stopped.iter().filter(|(_, s)| !s.replaced).map(|(p, _)| *p));
 
     for (pod, stop) in &stopped {
         if pod.terminating() || pod.pod().is_some_and(|p| p.finished()) {
@@ -164,25 +155,16 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     }
 
     // Everything that selects or owns an affected pod, each looked at once.
-    let mut services: BTreeMap<ObjectKey, &Object> = BTreeMap::new();
-    let mut pdbs: BTreeMap<ObjectKey, &Object> = BTreeMap::new();
-    let mut workloads: BTreeMap<ObjectKey, &Object> = BTreeMap::new();
+    let mut services = Vec::new();
+    let mut pdbs = Vec::new();
+    let mut workloads = Vec::new();
     for (pod, _) in &stopped {
-        for service in view.selecting_pod("Service", pod) {
-            services.insert(service.key.clone(), service);
-        }
-        for pdb in view.selecting_pod("PodDisruptionBudget", pod) {
-            pdbs.insert(pdb.key.clone(), pdb);
-        }
-        if let Some(workload) = workload_of(view, pod).filter(|w| is_workload(w)) {
-            workloads.insert(workload.key.clone(), workload);
-        }
+        services.extend(view.selecting_pod("Service", pod));
+        pdbs.extend(view.selecting_pod("PodDisruptionBudget", pod));
+        workloads.extend(workload_of(view, pod).filter(|w| is_workload(w)));
     }
-    for key in effects.settles_at.keys() {
-        if let Some(workload) = view.get(key) {
-            workloads.insert(key.clone(), workload);
-        }
-    }
+    workloads.extend(effects.settles_at.keys().filter_map(|key| view.get(key)));
+    let (services, pdbs, workloads) = (ByKey::new(services), ByKey::new(pdbs), ByKey::new(workloads));
 
     // A rule's own numbers for a Service or PDB replace the derived ones.
     let service_overridden = |key: &ObjectKey| {
@@ -199,7 +181,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     };
 
     for service in services
-        .values()
+        .iter()
         .filter(|s| !effects.is_deleted(&s.key) && !service_overridden(&s.key))
     {
         let (before, after) = service_endpoints(view, service, &down_at_worst);
@@ -215,7 +197,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     impact.services.extend(effects.service_overrides.iter().cloned());
 
     // A deleted Service loses every endpoint it had: its clients have nowhere to go.
-    let no_pods = BTreeSet::new();
+    let no_pods = ByKey::default();
     for (key, _) in &effects.deleted {
         if &*key.kind != "Service" || service_overridden(key) {
             continue;
@@ -233,17 +215,18 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
 
     // Pods that leave for good with replicas their controller drops (a scale-down, or the
     // controller's own deletion).
-    let replicas_removed: BTreeSet<&ObjectKey> = stopped
-        .iter()
-        .filter(|(_, stop)| !stop.replaced)
-        .filter(|(pod, _)| {
-            workload_of(view, pod)
-                .is_some_and(|w| effects.settles_at.contains_key(&w.key) || effects.is_deleted(&w.key))
-        })
-        .map(|(pod, _)| &pod.key)
-        .collect();
+    let replicas_removed = ByKey::new(
+        stopped
+            .iter()
+            .filter(|(_, stop)| !stop.replaced)
+            .filter(|(pod, _)| {
+                workload_of(view, pod)
+                    .is_some_and(|w| effects.settles_at.contains_key(&w.key) || effects.is_deleted(&w.key))
+            })
+            .map(|(pod, _)| *pod),
+    );
     for pdb in pdbs
-        .values()
+        .iter()
         .filter(|p| !effects.is_deleted(&p.key) && !pdb_overridden(&p.key))
     {
         let Spec::PodDisruptionBudget {
@@ -305,7 +288,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
 
     impact.pdbs.extend(effects.pdb_overrides.iter().cloned());
 
-    for workload in workloads.values() {
+    for workload in workloads.iter() {
         let pods = pods_of(view, workload);
         let before = pods.iter().filter(|p| healthy(p)).count();
         let worst = pods
@@ -408,7 +391,7 @@ fn describe_volume(view: &dyn ClusterView, volume: &mut crate::impact::report::V
 pub(crate) fn service_endpoints(
     view: &dyn ClusterView,
     service: &Object,
-    down: &BTreeSet<&ObjectKey>,
+    down: &ByKey<'_>,
 ) -> (usize, usize) {
     let namespace = &service.key.namespace;
     let slices = view.endpoint_slices(namespace, &service.key.name);
@@ -423,6 +406,7 @@ pub(crate) fn service_endpoints(
         // per endpoint.
         let mut down_here: Vec<&str> = down
             .iter()
+            .map(|pod| &pod.key)
             .filter(|key| key.group.is_empty() && &*key.kind == "Pod" && key.namespace == *namespace)
             .map(|key| &*key.name)
             .collect();

@@ -6,17 +6,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cel::serialize::{shared_text, to_value};
+use crate::cel::serialize::shared_text;
 use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::{FieldsRead, Program, Root, Value};
 use crate::impact::Impact;
+use crate::impact::cel_value::ToCel;
 
 /// A set of `impact`'s top-level fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ImpactFields(u32);
 
 /// Declares `impact`'s fields once: their CEL names, in [`Impact`]'s order, and the conversion
-/// of the chosen ones (checked against `Impact`'s own serialization by the tests below).
+/// of the chosen ones ([`ToCel`]; checked against `Impact`'s own serialization by the tests below
+/// and [`cel_value`](super::cel_value)'s).
 macro_rules! impact_fields {
     ($($name:literal => $field:ident),+ $(,)?) => {
         /// Every top-level field of `impact`, as policies name them.
@@ -29,9 +31,7 @@ macro_rules! impact_fields {
                 let mut index = 0;
                 $(
                     if fields.0 & (1 << index) != 0 {
-                        if let Ok(value) = to_value(&self.$field) {
-                            map.insert(Key::String(shared_text($name)), value);
-                        }
+                        map.insert(Key::String(shared_text($name)), self.$field.to_cel());
                     }
                     index += 1;
                 )+

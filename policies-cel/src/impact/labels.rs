@@ -5,11 +5,10 @@
 //! (the controller creates a replacement): noted, for the pod itself keeps running — nothing
 //! stops, so nothing counts in `podsDisrupted` or `workloadsDown`.
 
-use std::collections::BTreeSet;
-
 use crate::cluster::object::Labels;
 use crate::cluster::{ClusterView, Object, Spec};
 use crate::impact::budgets;
+use crate::impact::by_key::ByKey;
 use crate::impact::consequences::{healthy, service_endpoints};
 use crate::impact::create::slim;
 use crate::impact::effects::Effects;
@@ -47,7 +46,7 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
     let Some(new) = slim(subject.object(), "object", effects) else {
         return;
     };
-    let leaving = BTreeSet::from([&pod.key]);
+    let leaving = ByKey::new([pod]);
     for service in view.selecting_pod("Service", pod) {
         if service_selects(service, &new.labels) {
             continue;

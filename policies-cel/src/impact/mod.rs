@@ -6,6 +6,8 @@
 
 mod balancers;
 mod budgets;
+mod by_key;
+mod cel_value;
 mod classes;
 mod config;
 mod consequences;

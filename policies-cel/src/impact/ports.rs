@@ -21,6 +21,7 @@ use serde_json::Value as Json;
 use crate::cluster::object::{Labels, PortTarget, ServicePort, Spec};
 use crate::cluster::ports::{declared, display, pod_serves, serves};
 use crate::cluster::{ClusterView, Object, ObjectKey};
+use crate::impact::by_key::ByKey;
 use crate::impact::consequences::{ready_selected, service_endpoints};
 use crate::impact::effects::Effects;
 
@@ -95,7 +96,7 @@ pub(crate) fn report(
     why: &str,
     effects: &mut Effects,
 ) {
-    let (before, _) = service_endpoints(view, service, &Default::default());
+    let (before, _) = service_endpoints(view, service, &ByKey::default());
     let names: Vec<String> = ports.iter().map(|p| display(p)).collect();
     let (ports_word, them, their) = match names.len() {
         1 => ("port", "it", "its"),

@@ -12,13 +12,14 @@
 //! selector has hand-made endpoints that selector edits cannot touch; removing a selector freezes
 //! the endpoints the controller made (they are kept, no longer updated).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value as Json;
 
 use crate::cluster::object::{Labels, Text};
 use crate::cluster::{ClusterView, Object, Spec};
 use crate::impact::balancers;
+use crate::impact::by_key::ByKey;
 use crate::impact::consequences::{ready_selected, service_endpoints};
 use crate::impact::create::{previous, slim};
 use crate::impact::effects::Effects;
@@ -93,7 +94,7 @@ fn display(labels: &Labels) -> String {
 
 /// The Service `old` now selects `labels`: its endpoints become the ready pods they match.
 fn reselect(view: &dyn ClusterView, old: &Object, was_manual: bool, labels: &Labels, effects: &mut Effects) {
-    let (before, _) = service_endpoints(view, old, &BTreeSet::new());
+    let (before, _) = service_endpoints(view, old, &ByKey::default());
     let after = ready_selected(view, &old.key.namespace, labels).len();
     if was_manual {
         effects.note(format!(

@@ -36,3 +36,38 @@ impl<'a> ByKey<'a> {
 fn by_key(a: &&Object, b: &&Object) -> Ordering {
     a.key.cmp(&b.key)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::cluster::{ClusterModel, project};
+    use serde_json::json;
+
+    fn pod(model: &mut ClusterModel, namespace: &str, name: &str) -> Object {
+        let value = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": format!("{namespace}-{name}")}});
+        project(&value, model).unwrap()
+    }
+
+    #[test]
+    fn objects_are_kept_once_in_key_order_and_found_by_key() {
+        let mut model = ClusterModel::new();
+        let (b, a, c) = (
+            pod(&mut model, "x", "b"),
+            pod(&mut model, "x", "a"),
+            pod(&mut model, "w", "z"),
+        );
+        let set = ByKey::new([&b, &a, &b, &c, &a]);
+        let names: Vec<String> = set
+            .iter()
+            .map(|o| format!("{}/{}", o.key.namespace, o.key.name))
+            .collect();
+        assert_eq!(names, ["w/z", "x/a", "x/b"]);
+        assert!(set.contains(&a.key) && set.contains(&c.key));
+        let other = pod(&mut model, "x", "c");
+        assert!(!set.contains(&other.key));
+        assert!(!ByKey::default().contains(&a.key));
+    }
+}

@@ -449,88 +449,39 @@ mod tests {
         }
     }
 
+    /// Each named part of `impact` converts as its serialization does.
+    macro_rules! each_part_as_serialized {
+        ($impact:expr, $($field:ident),+ $(,)?) => {$(
+            let built = $impact.$field.to_cel();
+            let serialized = to_value(&$impact.$field).unwrap();
+            assert_eq!(built, serialized, stringify!($field));
+            assert_eq!(to_json(&built), to_json(&serialized), stringify!($field));
+        )+};
+    }
+
     #[test]
     fn every_part_converts_as_its_serialization_does() {
         let impact = everything();
-        let parts: Vec<(&str, Value, Value)> = vec![
-            (
-                "summary",
-                impact.summary.to_cel(),
-                to_value(&impact.summary).unwrap(),
-            ),
-            (
-                "deleted",
-                impact.deleted.to_cel(),
-                to_value(&impact.deleted).unwrap(),
-            ),
-            ("pods", impact.pods.to_cel(), to_value(&impact.pods).unwrap()),
-            (
-                "volumes",
-                impact.volumes.to_cel(),
-                to_value(&impact.volumes).unwrap(),
-            ),
-            (
-                "workloads",
-                impact.workloads.to_cel(),
-                to_value(&impact.workloads).unwrap(),
-            ),
-            (
-                "services",
-                impact.services.to_cel(),
-                to_value(&impact.services).unwrap(),
-            ),
-            ("pdbs", impact.pdbs.to_cel(), to_value(&impact.pdbs).unwrap()),
-            (
-                "quorum",
-                impact.quorum.to_cel(),
-                to_value(&impact.quorum).unwrap(),
-            ),
-            (
-                "brokenReferences",
-                impact.broken_references.to_cel(),
-                to_value(&impact.broken_references).unwrap(),
-            ),
-            (
-                "staleOwners",
-                impact.stale_owners.to_cel(),
-                to_value(&impact.stale_owners).unwrap(),
-            ),
-            (
-                "unconfirmedDeletions",
-                impact.unconfirmed_deletions.to_cel(),
-                to_value(&impact.unconfirmed_deletions).unwrap(),
-            ),
-            (
-                "lostServiceAccounts",
-                impact.lost_service_accounts.to_cel(),
-                to_value(&impact.lost_service_accounts).unwrap(),
-            ),
-            (
-                "releasedAddresses",
-                impact.released_addresses.to_cel(),
-                to_value(&impact.released_addresses).unwrap(),
-            ),
-            (
-                "lostClasses",
-                impact.lost_classes.to_cel(),
-                to_value(&impact.lost_classes).unwrap(),
-            ),
-            (
-                "podSecurityViolations",
-                impact.pod_security_violations.to_cel(),
-                to_value(&impact.pod_security_violations).unwrap(),
-            ),
-            ("notes", impact.notes.to_cel(), to_value(&impact.notes).unwrap()),
-            (
-                "modelled",
-                impact.modelled.to_cel(),
-                to_value(&impact.modelled).unwrap(),
-            ),
-        ];
-        for (name, built, serialized) in parts {
-            assert_eq!(built, serialized, "{name}");
-            assert_eq!(to_json(&built), to_json(&serialized), "{name}");
-        }
+        each_part_as_serialized!(
+            impact,
+            summary,
+            deleted,
+            pods,
+            volumes,
+            workloads,
+            services,
+            pdbs,
+            quorum,
+            broken_references,
+            stale_owners,
+            unconfirmed_deletions,
+            lost_service_accounts,
+            released_addresses,
+            lost_classes,
+            pod_security_violations,
+            notes,
+            modelled,
+        );
         let whole = impact.to_value_of(ImpactFields::ALL);
         assert_eq!(
             whole,

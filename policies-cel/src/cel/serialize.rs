@@ -26,7 +26,8 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, SerializeErro
     value.serialize(Serializer)
 }
 
-fn string(text: &str) -> Value {
+/// `text` as a CEL string (a shared one when short: [`shared_text`]).
+pub(crate) fn string(text: &str) -> Value {
     Value::String(shared_text(text))
 }
 
@@ -70,13 +71,15 @@ pub(crate) fn shared_text(text: &str) -> Arc<String> {
     })
 }
 
-fn map(entries: HashMap<Key, Value>) -> Value {
+/// `entries` as a CEL map.
+pub(crate) fn map(entries: HashMap<Key, Value>) -> Value {
     Value::Map(Map {
         map: Arc::new(entries),
     })
 }
 
-fn unsigned(number: u64) -> Value {
+/// An unsigned number as serde gives it: an `int`, or a `uint` past i64.
+pub(crate) fn unsigned(number: u64) -> Value {
     i64::try_from(number).map_or(Value::UInt(number), Value::Int)
 }
 

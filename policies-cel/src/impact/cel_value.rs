@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cel::Value;
-use crate::cel::serialize::shared_text;
-use crate::cel::upstream::objects::{Key, Map};
+use crate::cel::serialize::{map, shared_text, string, unsigned};
+use crate::cel::upstream::objects::Key;
 use crate::impact::report::{
     BrokenReference, Deletion, LostClass, LostServiceAccount, PdbEffect, PodSecurityViolation, PodStop,
     QuorumEffect, ReleasedAddress, ServiceEffect, StaleOwner, Summary, Target, UnconfirmedDeletion,
@@ -36,7 +36,7 @@ impl Fields {
     }
 
     fn text(&mut self, name: &'static str, text: &str) {
-        self.value(name, text_value(text));
+        self.value(name, string(text));
     }
 
     /// Left out when `None` (`skip_serializing_if = "Option::is_none"`).
@@ -47,7 +47,7 @@ impl Fields {
     }
 
     fn count(&mut self, name: &'static str, count: usize) {
-        self.value(name, count_value(count));
+        self.value(name, unsigned(count as u64));
     }
 
     fn flag(&mut self, name: &'static str, flag: bool) {
@@ -68,20 +68,8 @@ impl Fields {
     }
 
     fn finish(self) -> Value {
-        Value::Map(Map {
-            map: Arc::new(self.0),
-        })
+        map(self.0)
     }
-}
-
-fn text_value(text: &str) -> Value {
-    Value::String(shared_text(text))
-}
-
-/// A count as serde's `usize` becomes: an `int`, or a `uint` past i64.
-fn count_value(count: usize) -> Value {
-    let count = count as u64;
-    i64::try_from(count).map_or(Value::UInt(count), Value::Int)
 }
 
 impl<T: ToCel> ToCel for [T] {
@@ -98,7 +86,7 @@ impl<T: ToCel> ToCel for Vec<T> {
 
 impl ToCel for String {
     fn to_cel(&self) -> Value {
-        text_value(self)
+        string(self)
     }
 }
 

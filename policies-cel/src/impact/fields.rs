@@ -4,10 +4,9 @@
 //! when any expression uses `impact` otherwise ([`FieldsRead::Whole`]).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::cel::serialize::shared_text;
-use crate::cel::upstream::objects::{Key, Map};
+use crate::cel::upstream::objects::Key;
 use crate::cel::{FieldsRead, Program, Root, Value};
 use crate::impact::Impact;
 use crate::impact::cel_value::ToCel;
@@ -36,7 +35,7 @@ macro_rules! impact_fields {
                     index += 1;
                 )+
                 let _ = index;
-                Value::Map(Map { map: Arc::new(map) })
+                crate::cel::serialize::map(map)
             }
         }
     };

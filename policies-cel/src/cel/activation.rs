@@ -117,18 +117,38 @@ impl<'a> Bindings<'a> {
 
     /// Supplies a root through a function called only if an expression reads it (at most once).
     pub fn with_lazy(mut self, root: Root, compute: LazyRoot<'a>) -> Self {
+        self.set_lazy(root, compute);
+        self
+    }
+
+    /// [`Bindings::with_lazy`] in place: a policy's bindings are set where they live instead of
+    /// being moved through each builder call (a slot per root for its value, its function and
+    /// its result make them large).
+    pub fn set_lazy(&mut self, root: Root, compute: LazyRoot<'a>) -> &mut Self {
         self.lazy[root.index()] = Some(compute);
         self
     }
 
     /// Lets the `cluster` library look into `view`.
     pub fn with_cluster(mut self, view: &'a dyn ClusterView) -> Self {
+        self.set_cluster(view);
+        self
+    }
+
+    /// [`Bindings::with_cluster`] in place.
+    pub fn set_cluster(&mut self, view: &'a dyn ClusterView) -> &mut Self {
         self.cluster = Some(view);
         self
     }
 
     /// Lets the `history` library answer from `history`.
     pub fn with_history(mut self, history: &'a RequestHistory<'a>) -> Self {
+        self.set_history(history);
+        self
+    }
+
+    /// [`Bindings::with_history`] in place.
+    pub fn set_history(&mut self, history: &'a RequestHistory<'a>) -> &mut Self {
         self.history = Some(history);
         self
     }
@@ -152,6 +172,12 @@ impl<'a> Bindings<'a> {
 
     /// Declares the composited variables (their programs, in order).
     pub fn with_variables(mut self, programs: &'a dyn VariablePrograms) -> Self {
+        self.set_variables(programs);
+        self
+    }
+
+    /// [`Bindings::with_variables`] in place.
+    pub fn set_variables(&mut self, programs: &'a dyn VariablePrograms) -> &mut Self {
         self.variables = LazyVariables::new(programs);
         self
     }

@@ -92,18 +92,19 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
     let request_value = || Ok(request.request().clone());
     let namespace_object = || Ok((input.namespace_object)());
     let authorizer = || Ok((input.authorizer)());
-    let mut bindings = Bindings::new()
-        .with_lazy(Root::Object, &object)
-        .with_lazy(Root::OldObject, &old_object)
-        .with_lazy(Root::Request, &request_value)
-        .with(Root::Params, input.params)
-        .with_lazy(Root::NamespaceObject, &namespace_object)
-        .with_lazy(Root::Authorizer, &authorizer)
-        .with_variables(&policy.variables)
-        .with_impact(&impact)
-        .with_history(input.history);
+    let mut bindings = Bindings::new();
+    bindings
+        .set_lazy(Root::Object, &object)
+        .set_lazy(Root::OldObject, &old_object)
+        .set_lazy(Root::Request, &request_value)
+        .set(Root::Params, input.params)
+        .set_lazy(Root::NamespaceObject, &namespace_object)
+        .set_lazy(Root::Authorizer, &authorizer)
+        .set_lazy(Root::Impact, &impact)
+        .set_variables(&policy.variables)
+        .set_history(input.history);
     if let Some(view) = input.cluster {
-        bindings = bindings.with_cluster(view);
+        bindings.set_cluster(view);
     }
     let eval = |program: &Program| program.eval(&bindings, budget);
     let fail = policy.failure_policy == FailurePolicy::Fail;

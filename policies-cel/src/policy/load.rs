@@ -35,6 +35,8 @@ pub struct Loader {
     /// Documents of other kinds: param objects if some policy's paramKind names them.
     others: Vec<Other>,
     report: Report,
+    /// The text of every matchCondition loaded, each once: identical conditions share it.
+    condition_sources: HashSet<Arc<str>>,
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +78,7 @@ impl Loader {
             broken_policies: HashSet::new(),
             others: Vec::new(),
             report: Report::default(),
+            condition_sources: HashSet::new(),
         }
     }
 
@@ -358,7 +361,7 @@ impl Loader {
         }
     }
 
-    fn add_policy(&mut self, ctx: &Ctx<'_>, policy: crate::policy::Policy) {
+    fn add_policy(&mut self, ctx: &Ctx<'_>, mut policy: crate::policy::Policy) {
         let name_at = ctx.at(&name_path());
         if let Some(first) = self.policy_sources.get(&policy.name) {
             self.report.errors.push(LoadError::Duplicate {
@@ -370,7 +373,27 @@ impl Loader {
             return;
         }
         self.policy_sources.insert(policy.name.clone(), name_at);
+        for condition in &mut policy.match_conditions {
+            self.share_source(condition);
+        }
         self.set.policies.push(Arc::new(policy));
+    }
+
+    /// Gives `condition` the text of an identical condition loaded before it, when there is one:
+    /// the answers one request shares between policies ([`crate::eval`]'s match memo) then find
+    /// it by address instead of comparing the two texts (the pack's policies all have the same
+    /// scope condition, hundreds of bytes long).
+    fn share_source(&mut self, condition: &mut crate::policy::MatchCondition) {
+        // Compiled just now, so not shared yet.
+        let Some(program) = Arc::get_mut(&mut condition.program) else {
+            return;
+        };
+        match self.condition_sources.get(&*program.source) {
+            Some(shared) => program.source = Arc::clone(shared),
+            None => {
+                self.condition_sources.insert(Arc::clone(&program.source));
+            }
+        }
     }
 }
 

@@ -462,3 +462,36 @@ fn a_safety_policy_param_kind_needs_both_fields() {
         .unwrap_or_else(|| panic!("should not load"));
     assert_message(&error, "tuned.yaml:", &["spec.paramKind.kind", "Required value"]);
 }
+
+#[test]
+fn identical_match_conditions_share_one_text() {
+    let condition = r#"
+  matchConditions:
+  - name: operators
+    expression: "request.userInfo.username.startsWith('system:serviceaccount:')"
+  - name: own
+    expression: "request.name != 'NAME'"
+  validations:
+  - expression: "true"
+"#;
+    let policy = |name: &str| {
+        format!(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\nspec:\n{}",
+            condition.replace("NAME", name)
+        )
+    };
+    let set = Loader::new()
+        .add_str("first.yaml", &policy("first"))
+        .and_then(|loader| loader.add_str("second.yaml", &policy("second")))
+        .and_then(Loader::finish)
+        .unwrap();
+    let text =
+        |policy: usize, condition: usize| set.policies[policy].match_conditions[condition].program.source();
+    assert_eq!(text(0, 0), text(1, 0));
+    assert_eq!(
+        text(0, 0).as_ptr(),
+        text(1, 0).as_ptr(),
+        "the per-request memo finds a shared condition by address"
+    );
+    assert_ne!(text(0, 1), text(1, 1), "different conditions keep their own text");
+}

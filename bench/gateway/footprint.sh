@@ -47,6 +47,8 @@ for step in "${STEPS[@]}"; do
     (cd "$ROOT" && ONLY="read + finish + evaluate" COLD=16 ROUNDS=$rounds \
       valgrind --tool=callgrind --cache-sim=yes --toggle-collect="$function" \
       --callgrind-out-file="$WORK/out" "$BIN" "$REVIEW" "$SNAPSHOT" >/dev/null 2>&1)
-    printf '%s\t%s\t%s\n' "$name" "$rounds" "$(grep -m1 '^summary:' "$WORK/out" | cut -d' ' -f2-)"
+    summary=$(grep -m1 '^summary:' "$WORK/out" | cut -d' ' -f2-) ||
+      { echo "footprint.sh: callgrind wrote no counts for '$name' at $rounds rounds" >&2; exit 1; }
+    printf '%s\t%s\t%s\n' "$name" "$rounds" "$summary"
   done
 done | python3 "$ROOT/bench/gateway/footprint.py" --rounds "$ROUNDS"

@@ -39,9 +39,17 @@
 # everything around the gateway, which shows what the setups' asymmetry (one identity and one
 # webhook configuration each) adds at the client.
 #
+# PGO=1 times the gateway as releases ship it: this tree's built with profile-guided
+# optimization by scripts/pgo-build.sh (and a BASELINE_REF commit's built the same way, trained
+# on this tree's reviews and scenes). GATEWAY=<path> times a given suture-gateway build instead of
+# this tree's (it judges and serves as the no-op twin); GATEWAY=<PGO build> with
+# BASELINE_GATEWAY=<plain build> of one commit measures what PGO gives.
+#
 # Environment: SAMPLES (per setup and request, default 600), WARMUP (untimed iterations, 20),
 # OUT (default bench/apiserver/results.md), BASELINE_REF (a commit), BASELINE_GATEWAY (a built
-# suture-gateway; BASELINE_REF wins), CALIBRATE_PATH (1: the fifth setup is this build's gateway).
+# suture-gateway; BASELINE_REF wins), CALIBRATE_PATH (1: the fifth setup is this build's gateway),
+# PGO (1: both builds profile-guided), GATEWAY (a built suture-gateway for this build; PGO wins),
+# BUILDS (which builds these are, in words, for the report).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -73,13 +81,37 @@ if [[ -n "${BASELINE_REF:-}" ]]; then
   # Its source paths written as this tree's: the same sources then give the same code at the
   # same addresses, so what differs between the two builds is the change, not a layout shifted by
   # the panic messages' longer paths (that alone moved the judged requests by 0.015-0.036 ms).
-  (cd "$worktree" &&
+  if [[ "${PGO:-0}" == 1 ]]; then
     RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$worktree=$ROOT" \
-      CARGO_TARGET_DIR="$TARGET/bench-baseline" build)
-  BASELINE_GATEWAY="$TARGET/bench-baseline/release/suture-gateway"
+      CARGO_TARGET_DIR="$TARGET/bench-baseline" "$ROOT/scripts/pgo-build.sh" --tree "$worktree" \
+      --out "$TARGET/bench-baseline/pgo-suture-gateway" >/dev/null
+    BASELINE_GATEWAY="$TARGET/bench-baseline/pgo-suture-gateway"
+  else
+    (cd "$worktree" &&
+      RUSTFLAGS="${RUSTFLAGS:-} --remap-path-prefix=$worktree=$ROOT" \
+        CARGO_TARGET_DIR="$TARGET/bench-baseline" build)
+    BASELINE_GATEWAY="$TARGET/bench-baseline/release/suture-gateway"
+  fi
+fi
+if [[ "${PGO:-0}" == 1 ]]; then
+  GATEWAY=$("$ROOT/scripts/pgo-build.sh")
 fi
 build --bin kubectl-suture --bin suture-apiserver-bench
 args=(--samples "${SAMPLES:-600}" --warmup "${WARMUP:-20}" --out "$OUT")
+if [[ -n "${GATEWAY:-}" ]]; then
+  args+=(--gateway "$GATEWAY")
+fi
+# Which builds were timed, for the report (BUILDS says it in words).
+builds=${BUILDS:-}
+if [[ -z "$builds" && "${PGO:-0}" == 1 ]]; then
+  builds="profile-guided (scripts/pgo-build.sh): this tree"
+  if [[ -n "${BASELINE_REF:-}" ]]; then builds+=" and the baseline"; fi
+elif [[ -z "$builds" && -n "${GATEWAY:-}${BASELINE_GATEWAY:-}" ]]; then
+  builds="this build ${GATEWAY:-built here}${BASELINE_GATEWAY:+, the baseline $BASELINE_GATEWAY}"
+fi
+if [[ -n "$builds" ]]; then
+  args+=(--builds "$builds")
+fi
 if [[ -n "${BASELINE_GATEWAY:-}" ]]; then
   args+=(--baseline-gateway "$BASELINE_GATEWAY")
 elif [[ "${CALIBRATE_PATH:-0}" == 1 ]]; then

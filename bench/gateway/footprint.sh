@@ -16,6 +16,9 @@
 # (ROUNDS, default 12, against 2): their difference over the rounds between is one request,
 # without start-up (loading the policies and the snapshot) and without the one judging
 # `parse_cost` does after its rounds. Needs valgrind (apt-get install valgrind).
+#
+# PROFILE=<merged profile> (scripts/pgo-build.sh --profile-out) builds into
+# target/footprint-pgo with it, to count the profile-guided layout of the same steps.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -29,7 +32,13 @@ command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install va
 [ "$ROUNDS" -gt 2 ] || { echo "ROUNDS must be more than 2" >&2; exit 1; }
 
 TARGET="$ROOT/target/footprint"
-(cd "$ROOT" && CARGO_PROFILE_RELEASE_DEBUG=line-tables-only CARGO_TARGET_DIR="$TARGET" \
+flags=${RUSTFLAGS:-}
+if [[ -n "${PROFILE:-}" ]]; then
+  [ -f "$PROFILE" ] || { echo "PROFILE=$PROFILE: no such file" >&2; exit 1; }
+  TARGET="$ROOT/target/footprint-pgo"
+  flags="$flags -Cprofile-use=$(realpath "$PROFILE")"
+fi
+(cd "$ROOT" && RUSTFLAGS="$flags" CARGO_PROFILE_RELEASE_DEBUG=line-tables-only CARGO_TARGET_DIR="$TARGET" \
   cargo build --release --quiet -p suture-gateway --example parse_cost)
 BIN="$TARGET/release/examples/parse_cost"
 

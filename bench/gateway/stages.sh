@@ -8,7 +8,8 @@
 # REVIEW to both alternately every GAP seconds (default 0.025, as kube-apiserver's calls to one
 # gateway come in bench/apiserver) with paced.py, PAIRS times (default 400), and prints the median
 # of each stage from the decision log (stages.py). Cold, sparse requests spend their time in cache
-# misses spread over every stage: this times them where they run.
+# misses spread over every stage: this times them where they run. GATEWAY=<path> times that
+# build (both servers) instead of building this tree's.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,8 +34,12 @@ else
     "$ROOT/testdata/reviews/pod-delete-pg-main-0.json" "$REVIEW"
 fi
 
-(cd "$ROOT" && cargo build --release --quiet --bin suture-gateway)
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/suture-gateway"
+if [[ -n "${GATEWAY:-}" ]]; then
+  BIN=$GATEWAY  # a given build, e.g. scripts/pgo-build.sh's
+else
+  (cd "$ROOT" && cargo build --release --quiet --bin suture-gateway)
+  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/suture-gateway"
+fi
 
 # start and wait_ready: the servers, each from its own copy of the binary.
 # shellcheck source=bench/gateway/servers.sh

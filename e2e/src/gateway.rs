@@ -51,7 +51,7 @@ pub const LEDGER_IDENTITY: &str = "e2e-gateway";
 pub struct Gateway {
     process: Option<Process>,
     /// The `suture-gateway` executable: the one built beside the suite unless another build was
-    /// given ([`Gateway::judging_twin`]).
+    /// given ([`Gateway::judging_twin`], [`Gateway::run_build`]).
     binary: Option<PathBuf>,
     args: Vec<String>,
     dir: PathBuf,
@@ -384,6 +384,19 @@ impl Gateway {
         self.kill();
         self.args.push(flag.to_owned());
         self.start().await
+    }
+
+    /// From its next start, this gateway (and the twins started from it) runs another build of
+    /// `suture-gateway` (e.g. the profile-guided release build), from its own copy in this
+    /// gateway's directory.
+    pub fn run_build(&mut self, binary: &Path) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            binary.is_file(),
+            "the gateway build {} is not a file",
+            binary.display()
+        );
+        self.binary = Some(own_copy(binary, &self.dir.join("build"))?);
+        Ok(())
     }
 
     pub fn kill(&mut self) {

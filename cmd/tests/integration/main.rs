@@ -23,4 +23,5 @@ mod fuzz_regressions;
 mod gateway_binary;
 mod krew_manifest;
 mod pack_suites;
+mod pgo_training;
 mod readme_example;

@@ -33,6 +33,13 @@ struct Args {
     /// one, request by request
     #[arg(long, value_name = "PATH", conflicts_with = "calibrate_path")]
     baseline_gateway: Option<PathBuf>,
+    /// The suture-gateway build that judges and serves as the no-op twin (default: the one built
+    /// beside this binary), e.g. the profile-guided release build of scripts/pgo-build.sh
+    #[arg(long, value_name = "PATH")]
+    gateway: Option<PathBuf>,
+    /// Which gateway builds are timed, for the report (bench/apiserver/run.sh says)
+    #[arg(long)]
+    builds: Option<String>,
     /// Time this build's judging gateway a second time, as the baseline's identity through the
     /// baseline's copy of the webhook: what the setups' asymmetry alone adds at the client
     #[arg(long)]
@@ -42,12 +49,13 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     // Before a control plane is started for nothing.
-    if let Some(baseline) = &args.baseline_gateway {
-        anyhow::ensure!(
-            baseline.is_file(),
-            "--baseline-gateway {}: no such file",
-            baseline.display()
-        );
+    for (flag, binary) in [
+        ("--gateway", &args.gateway),
+        ("--baseline-gateway", &args.baseline_gateway),
+    ] {
+        if let Some(binary) = binary {
+            anyhow::ensure!(binary.is_file(), "{flag} {}: no such file", binary.display());
+        }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -68,6 +76,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             (None, true) => Some(Baseline::SameGateway),
             (None, false) => None,
         },
+        gateway: args.gateway.clone(),
     };
     let outcome = latency::run(&mut cluster, options).await;
     let measured = match outcome {
@@ -82,6 +91,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         kubernetes: version.git_version,
         cores: std::thread::available_parallelism().map_or(1, usize::from),
         samples: args.samples,
+        builds: args.builds.clone(),
     };
     let text = report::markdown(&measured, &context);
     print!("{text}");

@@ -33,6 +33,9 @@ pub struct Options {
     pub warmup: usize,
     /// A second judging setup timed beside this build's.
     pub baseline: Option<Baseline>,
+    /// The build of `suture-gateway` judging and serving as the no-op twin (none: the one built
+    /// beside the benchmark), e.g. the profile-guided release build (`scripts/pgo-build.sh`).
+    pub gateway: Option<PathBuf>,
 }
 
 /// What the fifth setup (`bench-baseline`, through its own copy of the webhook) sends to.
@@ -77,6 +80,9 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
     gateway::ensure(cluster).await?;
     let noop = match cluster.gateway.as_mut() {
         Some(judging) => {
+            if let Some(build) = &options.gateway {
+                judging.run_build(build)?;
+            }
             // The VAP setup's policies are kube-apiserver's to enforce: the gateway leaves them
             // out, or it would judge the judged operator's requests by them too.
             judging

@@ -17,6 +17,8 @@ pub struct Context {
     pub kubernetes: String,
     pub cores: usize,
     pub samples: usize,
+    /// Which gateway builds were timed (e.g. profile-guided), said before the tables.
+    pub builds: Option<String>,
 }
 
 fn summary(samples: &Samples, setup: Setup, kind: RequestKind) -> Option<Summary> {
@@ -79,6 +81,9 @@ fn against_baseline(out: &mut String, measured: &Measured) {
 pub fn markdown(measured: &Measured, context: &Context) -> String {
     let samples = &measured.samples;
     let mut out = String::new();
+    if let Some(builds) = &context.builds {
+        let _ = writeln!(out, "Gateway builds: {builds}.\n");
+    }
     let _ = writeln!(
         out,
         "Dry-run requests timed at the client, through kube-apiserver {} on loopback ({} \
@@ -187,6 +192,7 @@ mod tests {
             kubernetes: "v1.36.2".to_owned(),
             cores: 2,
             samples: 3,
+            builds: None,
         }
     }
 
@@ -224,6 +230,16 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("baseline"), "no baseline was timed: {text}");
+        assert!(!text.contains("Gateway builds"), "no build was named: {text}");
+        let named = Context {
+            builds: Some("profile-guided (scripts/pgo-build.sh)".to_owned()),
+            ..context()
+        };
+        let text = markdown(&measured, &named);
+        assert!(
+            text.starts_with("Gateway builds: profile-guided (scripts/pgo-build.sh).\n\nDry-run requests"),
+            "{text}"
+        );
     }
 
     #[test]

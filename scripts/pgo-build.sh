@@ -125,6 +125,8 @@ if [ -n "$profile_out" ]; then
 fi
 
 echo "==> 3/3 optimized build ($TARGET/pgo/use)" >&2
+# The profile is read from this run's own directory on purpose: cargo does not track the file's
+# contents, only the flags, so a fixed path could leave a build of an older profile in place.
 build "$TARGET/pgo/use" "-Cprofile-use=$WORK/gateway.profdata"
 mkdir -p "$(dirname "$out")"
 cp "$TARGET/pgo/use/release/suture-gateway" "$out"

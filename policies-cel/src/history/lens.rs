@@ -91,12 +91,90 @@ impl<'a> RequestHistory<'a> {
                 let namespace = admission.namespace.as_deref().unwrap_or_default();
                 ledger.totals(now, window, |r| r.namespace == namespace)
             }
-            Scope::Workload => match self.workload() {
-                Some(workload) => ledger.totals(now, window, |r| r.workload.as_ref() == Some(workload)),
-                // Still refuse a window the ledger cannot answer.
-                None => ledger.totals(now, window, |_| false),
-            },
+            Scope::Workload => {
+                // Finding the workload walks the target's owners in the model: not worth it for
+                // a window that holds no records (this also refuses a window the ledger cannot
+                // answer).
+                let all = ledger.totals(now, window, |_| true)?;
+                if all.requests == 0 {
+                    return Ok(all);
+                }
+                match self.workload() {
+                    Some(workload) => ledger.totals(now, window, |r| r.workload.as_ref() == Some(workload)),
+                    None => Ok(Totals::default()),
+                }
+            }
             Scope::Cluster => ledger.totals(now, window, |_| true),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use crate::cluster::ClusterModel;
+    use crate::history::{Figures, Record};
+    use serde_json::json;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000, 0).unwrap()
+    }
+
+    /// A pod of StatefulSet db/pg.
+    fn cluster() -> ClusterModel {
+        let mut model = ClusterModel::new();
+        let sts = json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "pg", "namespace": "db", "uid": "sts-uid"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "pg"}}}});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "pg-0", "namespace": "db", "uid": "pod-uid", "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "pg", "uid": "sts-uid", "controller": true}]}});
+        model.insert_json(&sts).unwrap();
+        model.insert_json(&pod).unwrap();
+        model
+    }
+
+    fn delete_pod() -> Request {
+        let admission = serde_json::from_value(json!({
+            "uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "name": "pg-0", "namespace": "db", "operation": "DELETE",
+            "userInfo": {"username": "system:serviceaccount:db:op"}, "dryRun": false
+        }))
+        .unwrap();
+        Request::new(admission)
+    }
+
+    #[test]
+    fn the_workload_is_looked_up_only_when_the_window_holds_records() {
+        let (cluster, request) = (cluster(), delete_pod());
+        let mut ledger = Ledger::default();
+        // Outside a 5m window.
+        ledger.record(Record::new(
+            now() - chrono::Duration::minutes(8),
+            "x",
+            "db",
+            Figures::default(),
+        ));
+        let history = RequestHistory::new(Some(&ledger), Some(now()), &request, &cluster);
+        let quiet = history
+            .totals(Scope::Workload, chrono::Duration::minutes(5))
+            .unwrap();
+        assert_eq!(quiet, Totals::default());
+        assert!(
+            history.workload.get().is_none(),
+            "an empty window walks no owners"
+        );
+        // A bad window is still refused.
+        assert!(history.totals(Scope::Workload, chrono::Duration::zero()).is_err());
+
+        // The 10m window holds the record, which names no workload: now the pod's is looked up.
+        let other = history
+            .totals(Scope::Workload, chrono::Duration::minutes(10))
+            .unwrap();
+        assert_eq!(other.requests, 0);
+        let looked_up = history.workload.get().and_then(Option::as_ref);
+        assert_eq!(looked_up.map(|w| w.name.as_str()), Some("pg"));
     }
 }

@@ -12,10 +12,12 @@
 //! `dataLoss` (volumes lost) and `workloadsDown`, summed over the window; the current request is
 //! not in it.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cel::serialize::shared_text;
+use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::value::type_name;
 use crate::cel::{Budget, EvalError, Value};
 use crate::history::{RequestHistory, Scope, Totals, duration};
@@ -75,8 +77,23 @@ fn window(method: Method, value: Option<&Value>) -> Result<chrono::Duration, Eva
     }
 }
 
-/// The CEL map of `totals`.
+/// The CEL map of `totals`. Most answers repeat (a quiet window is all zeros), so the last map
+/// built on this thread is kept and shared while the totals are the same.
 fn summary(totals: &Totals) -> Value {
+    thread_local! {
+        static LAST: RefCell<Option<(Totals, Value)>> = const { RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((seen, value)) if seen == totals => value.clone(),
+        _ => {
+            let value = build_summary(totals);
+            *last = Some((*totals, value.clone()));
+            value
+        }
+    })
+}
+
+fn build_summary(totals: &Totals) -> Value {
     let figures = &totals.figures;
     let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
     let entries = [
@@ -86,11 +103,11 @@ fn summary(totals: &Totals) -> Value {
         ("dataLoss", figures.data_loss),
         ("workloadsDown", figures.workloads_down),
     ];
-    let map: HashMap<crate::cel::upstream::objects::Key, Value> = entries
+    let map: HashMap<Key, Value> = entries
         .into_iter()
-        .map(|(k, n)| (crate::cel::upstream::objects::Key::String(shared_text(k)), int(n)))
+        .map(|(k, n)| (Key::String(shared_text(k)), int(n)))
         .collect();
-    Value::Map(crate::cel::upstream::objects::Map { map: Arc::new(map) })
+    Value::Map(Map { map: Arc::new(map) })
 }
 
 /// Calls a `history` method.

@@ -34,17 +34,43 @@ impl ObjectKey {
 
     /// `kind namespace/name`, as messages print it (`StatefulSet mq/rabbitmq`).
     pub fn display(&self) -> String {
-        if self.namespace.is_empty() {
-            format!("{} {}", self.kind, self.name)
-        } else {
-            format!("{} {}/{}", self.kind, self.namespace, self.name)
+        let mut text = String::with_capacity(self.display_len());
+        self.push_display(&mut text);
+        text
+    }
+
+    /// Appends [`Self::display`] to `text` (the estimate's phrases are built on the request
+    /// path: plain appends, no formatting machinery).
+    pub fn push_display(&self, text: &mut String) {
+        text.push_str(&self.kind);
+        text.push(' ');
+        if !self.namespace.is_empty() {
+            text.push_str(&self.namespace);
+            text.push('/');
         }
+        text.push_str(&self.name);
+    }
+
+    /// The length of [`Self::display`].
+    pub fn display_len(&self) -> usize {
+        let namespace = if self.namespace.is_empty() {
+            0
+        } else {
+            self.namespace.len() + 1
+        };
+        self.kind.len() + 1 + namespace + self.name.len()
     }
 }
 
 impl std::fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.display())
+        f.write_str(&self.kind)?;
+        f.write_str(" ")?;
+        if !self.namespace.is_empty() {
+            f.write_str(&self.namespace)?;
+            f.write_str("/")?;
+        }
+        f.write_str(&self.name)
     }
 }
 
@@ -566,6 +592,20 @@ mod tests {
             .iter()
             .map(|(k, v)| (Text::from(*k), Text::from(*v)))
             .collect()
+    }
+
+    #[test]
+    fn a_key_prints_as_kind_then_namespace_and_name() {
+        let namespaced = ObjectKey::new("apps", "StatefulSet", "mq", "rabbitmq");
+        let cluster_scoped = ObjectKey::new("", "Node", "", "node-a");
+        for (key, text) in [
+            (namespaced, "StatefulSet mq/rabbitmq"),
+            (cluster_scoped, "Node node-a"),
+        ] {
+            assert_eq!(key.display(), text);
+            assert_eq!(key.to_string(), text);
+            assert_eq!(key.display_len(), text.len());
+        }
     }
 
     #[test]

@@ -377,7 +377,10 @@ fn describe_volume(view: &dyn ClusterView, volume: &mut crate::impact::report::V
             } => claim_templates.iter().find_map(|template| {
                 let ordinal = volume
                     .claim
-                    .strip_prefix(&format!("{template}-{}-", o.key.name))?
+                    .strip_prefix(&**template)?
+                    .strip_prefix('-')?
+                    .strip_prefix(&*o.key.name)?
+                    .strip_prefix('-')?
                     .parse::<i64>()
                     .ok()?;
                 (ordinal < *replicas).then(|| o.key.name.to_string())

@@ -153,28 +153,45 @@ impl<'a> Subject<'a> {
 
     /// `verb Kind namespace/name` for the estimate's `action`.
     pub fn describe(&self) -> String {
-        let verb = match (self.operation, self.sub_resource.as_str()) {
-            ("CREATE", "eviction") => "evict".to_owned(),
-            (op, "") => op.to_ascii_lowercase(),
-            (op, sub) => format!("{} {sub} of", op.to_ascii_lowercase()),
+        let operation = match self.operation {
+            "CREATE" if self.sub_resource == "eviction" => return self.phrase(&["evict"]),
+            "CREATE" => Cow::Borrowed("create"),
+            "UPDATE" => Cow::Borrowed("update"),
+            "DELETE" => Cow::Borrowed("delete"),
+            "CONNECT" => Cow::Borrowed("connect"),
+            other => Cow::Owned(other.to_ascii_lowercase()),
         };
-        format!("{verb} {}", self.key.display())
+        if self.sub_resource.is_empty() {
+            self.phrase(&[&operation])
+        } else {
+            self.phrase(&[&operation, " ", &self.sub_resource, " of"])
+        }
     }
 
     /// `verbing Kind namespace/name`, to open a sentence (`deleting StatefulSet mq/rabbit`).
     pub fn activity(&self) -> String {
         let verb = match self.operation {
-            "CREATE" if self.sub_resource == "eviction" => return format!("evicting {}", self.key.display()),
+            "CREATE" if self.sub_resource == "eviction" => return self.phrase(&["evicting"]),
             "CREATE" => "creating",
             "UPDATE" => "updating",
             "DELETE" => "deleting",
             "CONNECT" => "connecting to",
-            other => return format!("{} {}", other.to_ascii_lowercase(), self.key.display()),
+            other => return self.phrase(&[&other.to_ascii_lowercase()]),
         };
         if self.sub_resource.is_empty() {
-            format!("{verb} {}", self.key.display())
+            self.phrase(&[verb])
         } else {
-            format!("{verb} {} of {}", self.sub_resource, self.key.display())
+            self.phrase(&[verb, " ", &self.sub_resource, " of"])
         }
+    }
+
+    /// `words` joined, a space, then the target as messages print it.
+    fn phrase(&self, words: &[&str]) -> String {
+        let length = words.iter().map(|w| w.len()).sum::<usize>() + 1 + self.key.display_len();
+        let mut text = String::with_capacity(length);
+        words.iter().for_each(|w| text.push_str(w));
+        text.push(' ');
+        self.key.push_display(&mut text);
+        text
     }
 }

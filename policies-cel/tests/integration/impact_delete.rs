@@ -867,6 +867,13 @@ fn evict_pg_1() -> policies_cel::Request {
 }
 
 #[test]
+fn an_eviction_is_named_as_one() {
+    let impact = estimate(&evict_pg_1(), &database_mostly_unready(false));
+    assert_eq!(impact.action, "evict Pod databases/pg-1");
+    assert_eq!(impact.activity, "evicting Pod databases/pg-1");
+}
+
+#[test]
 fn an_unready_pod_may_not_go_while_its_budget_is_not_met_by_default() {
     // IfHealthyBudget (the default): a running pod that is not ready goes only while the
     // budget is met; here 1 of 2 required pods is healthy.

@@ -557,6 +557,7 @@ fn statefulset_3_to_0_through_the_scale_subresource_takes_the_workload_down() {
     let impact = estimate(&request, &model);
 
     assert_eq!(impact.action, "update scale of StatefulSet prod/zk");
+    assert_eq!(impact.activity, "updating scale of StatefulSet prod/zk");
     assert_eq!(figures(&impact), [3, 3, 0, 1, 0, 1, 1]);
     assert_eq!(
         stopped(&impact),

@@ -1,7 +1,8 @@
 //! Prometheus metrics (text exposition on the plain-HTTP listener): request latency by verdict,
 //! decisions by policy and verdict, evaluation errors, model object counts and age, watch errors,
 //! restarts and failing watches by what they feed (the model or the policy set), and policy
-//! reload generation and failures. Model, watch and reload figures are read at scrape time.
+//! reload generation and failures, rehearsals (`--keep-warm`). Model, watch and reload figures
+//! are read at scrape time.
 
 use std::sync::atomic::AtomicU64;
 
@@ -78,6 +79,8 @@ pub struct Metrics {
     ledger_records: Gauge,
     ledger_queue_full: Counter,
     ledger_writes: Family<ResultLabels, Counter>,
+    /// Rehearsals of the judged path (`--keep-warm`) judged to their end.
+    rehearsals: Counter,
     /// The latency series of the verdicts the gateway answers with, created at start.
     latency_by_verdict: [(&'static str, Histogram); 3],
     /// The decision series, resolved once per policy and verdict (see [`Resolved`]).
@@ -116,6 +119,12 @@ impl Metrics {
         let ledger_records = Gauge::default();
         let ledger_queue_full = Counter::default();
         let ledger_writes = Family::<ResultLabels, Counter>::default();
+        let rehearsals = Counter::default();
+        registry.register(
+            "rehearsals",
+            "Rehearsals of the last judged request while the judged path was idle (--keep-warm): each one request's warm work, nothing recorded",
+            rehearsals.clone(),
+        );
         registry.register(
             "ledger_records",
             "Records of admitted disruption this replica judges `history` with (its own and every other replica's shard)",
@@ -241,6 +250,7 @@ impl Metrics {
             ledger_records,
             ledger_queue_full,
             ledger_writes,
+            rehearsals,
             latency_by_verdict,
             decision_series: Resolved::default(),
         }
@@ -290,6 +300,11 @@ impl Metrics {
                 kind: kind.to_owned(),
             })
             .inc();
+    }
+
+    /// A rehearsal of the judged path judged to its end (`--keep-warm`).
+    pub fn count_rehearsal(&self) {
+        self.rehearsals.inc();
     }
 
     /// An offline snapshot reload that failed.

@@ -245,8 +245,15 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
                 intake(&config),
             )
             // The times are written with the decision: without a decision log, nothing to time.
-            .with_stage_timings(config.stage_timings && log.enabled()),
+            .with_stage_timings(config.stage_timings && log.enabled())
+            .with_keep_warm(config.keep_warm),
         );
+        if !config.keep_warm.is_zero() {
+            spawn_until(
+                &background,
+                keep_warm(Arc::clone(&admission), Arc::clone(&metrics)),
+            );
+        }
         let routes = admission::routes(admission);
         let server = tokio::spawn(serve(
             webhook,
@@ -317,6 +324,19 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
         shutdown,
         servers,
     })
+}
+
+/// Rehearses the judged path whenever it was idle for its `--keep-warm` period
+/// (`admission::rehearsal`).
+async fn keep_warm(admission: Arc<Admission>, metrics: Arc<Metrics>) {
+    let mut ticks = tokio::time::interval(admission.keep_warm());
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        if admission.rehearse() {
+            metrics.count_rehearsal();
+        }
+    }
 }
 
 /// Runs `task` in the background until `stop` is cancelled.

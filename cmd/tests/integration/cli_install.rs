@@ -555,6 +555,34 @@ fn output_dir_writes_one_file_per_object() {
     assert_eq!(parse_stream(&joined).unwrap().len(), 16);
 }
 
+/// The gateway container's arguments in a render with `args`.
+fn gateway_args(args: &[&str]) -> Vec<String> {
+    manifests(args)
+        .iter()
+        .find_map(|m| match m {
+            Manifest::Deployment(d) => d.spec.as_ref()?.template.spec.as_ref()?.containers[0]
+                .args
+                .clone(),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn keep_warm_is_off_unless_asked_for_and_the_gateway_reads_the_period() {
+    assert!(
+        !gateway_args(&[]).iter().any(|a| a.starts_with("--keep-warm")),
+        "rehearsals cost CPU: never by default"
+    );
+    let args = gateway_args(&["--keep-warm", "5ms"]);
+    assert!(args.contains(&"--keep-warm=5ms".to_owned()), "{args:?}");
+    let config = <suture_gateway::config::Config as clap::Parser>::try_parse_from(
+        std::iter::once("suture-gateway".to_owned()).chain(args),
+    )
+    .unwrap();
+    assert_eq!(config.keep_warm, std::time::Duration::from_millis(5));
+}
+
 #[test]
 fn bad_flags_are_usage_errors() {
     let cases: &[&[&str]] = &[
@@ -571,6 +599,9 @@ fn bad_flags_are_usage_errors() {
         &["--webhook-url", "http://127.0.0.1:8443", "--self-signed"],
         &["--webhook-url", "https://gw/x?debug=1", "--self-signed"],
         &["--webhook-url", "https://127.0.0.1:8443"],
+        &["--keep-warm", "fast"],
+        &["--keep-warm", "0ms"],
+        &["--keep-warm", "5"],
     ];
     for args in cases {
         let out = suture().arg("install").args(*args).output().unwrap();

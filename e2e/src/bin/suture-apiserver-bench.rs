@@ -37,6 +37,10 @@ struct Args {
     /// beside this binary), e.g. the profile-guided release build of scripts/pgo-build.sh
     #[arg(long, value_name = "PATH")]
     gateway: Option<PathBuf>,
+    /// This build's judging gateway keeps its judged path warm (its `--keep-warm`, e.g. 5ms);
+    /// the no-op twin and the baseline do not
+    #[arg(long, value_name = "DURATION")]
+    keep_warm: Option<String>,
     /// Which gateway builds are timed, for the report (bench/apiserver/run.sh says)
     #[arg(long)]
     builds: Option<String>,
@@ -77,6 +81,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             (None, false) => None,
         },
         gateway: args.gateway.clone(),
+        keep_warm: args.keep_warm.clone(),
     };
     let outcome = latency::run(&mut cluster, options).await;
     let measured = match outcome {

@@ -36,6 +36,9 @@ pub struct Options {
     /// The build of `suture-gateway` judging and serving as the no-op twin (none: the one built
     /// beside the benchmark), e.g. the profile-guided release build (`scripts/pgo-build.sh`).
     pub gateway: Option<PathBuf>,
+    /// This build's judging gateway keeps its judged path warm (`--keep-warm`, e.g. `5ms`); the
+    /// no-op twin and the baseline do not.
+    pub keep_warm: Option<String>,
 }
 
 /// What the fifth setup (`bench-baseline`, through its own copy of the webhook) sends to.
@@ -100,6 +103,11 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
         ),
         _ => None,
     };
+    // After the twins started: they take the judging gateway's arguments, and this one only
+    // is kept warm.
+    if let (Some(period), Some(judging)) = (&options.keep_warm, cluster.gateway.as_mut()) {
+        judging.restart_with(&format!("--keep-warm={period}")).await?;
+    }
     let judging_url = cluster.gateway.as_ref().map(|g| g.url.clone());
     let baseline_url = match &options.baseline {
         Some(Baseline::Build(_)) => baseline.as_ref().map(|b| b.url.clone()),

@@ -409,6 +409,54 @@ impl Evaluator {
         }
     }
 
+    /// Judges `source` as a rehearsal ([`rehearsal`](super::rehearsal)): on this worker, within
+    /// the inline allowance, only when a slot is free, the model is not being written and no
+    /// candidate waits for it to be current; against the ledger's view without recording, and
+    /// without marking any shape heavy. Shapes whose trial ran out lately (a request's or a
+    /// rehearsal's, which then marks it as a request's would) are not rehearsed: each rehearsal
+    /// would spend the whole allowance for nothing. The decision is the request's only when the
+    /// trial concluded; `None` when the rehearsal was skipped or did not conclude.
+    pub fn rehearse(&self, enforced: &Enforced, plan: &Plan, source: Source) -> Option<Decision> {
+        if self.inline_cost == 0
+            || self.hook.is_some()
+            || self.heavy_shapes.is_marked(plan.shape)
+            || self.beyond_trial.is_marked(plan.shape)
+            || self.split_stale(&plan.candidates).is_some()
+        {
+            return None;
+        }
+        let permit = Arc::clone(&self.slots).try_acquire_owned().ok()?;
+        let view = self.model.try_read()?;
+        let request = source.into_request();
+        let trial = Trial::new(self.inline_cost);
+        let decision = catch_unwind(AssertUnwindSafe(|| {
+            let base = EvalContext {
+                trial: Some(&trial),
+                live: self.model.mirrors_cluster(),
+                only: Some(&plan.candidates),
+                ..EvalContext::default()
+            };
+            if plan.reads_history {
+                self.ledger.with_view(|history| {
+                    let context = EvalContext {
+                        history: Some(history),
+                        now: Some(chrono::Utc::now()),
+                        ..base
+                    };
+                    policies_cel::evaluate_in(&enforced.set, &request, &*view, &context)
+                })
+            } else {
+                policies_cel::evaluate_in(&enforced.set, &request, &*view, &base)
+            }
+        }));
+        drop(view);
+        drop(permit);
+        if trial.exhausted() {
+            self.beyond_trial.mark(plan.shape);
+        }
+        decision.ok().filter(|_| trial.concluded())
+    }
+
     /// Marks `shape` heavy when its evaluation took `took` or longer than the threshold.
     fn observe(&self, shape: Shape, candidates: &[Arc<Policy>], took: Duration) {
         if self.heavy_shapes.observe(shape, took) {

@@ -13,6 +13,7 @@ use crate::admission::Lane;
 use crate::admission::body::{Body, Intake};
 use crate::admission::evaluate::{Evaluator, Judged, Source};
 use crate::admission::parse::{Unreadable, parse_typed};
+use crate::admission::rehearsal::{self, Rehearsal};
 use crate::admission::rejection::{refusal, status_response};
 use crate::admission::review::ReviewResponse;
 use crate::admission::{prefilter, verdict};
@@ -33,6 +34,8 @@ pub struct Admission {
     intake: Intake,
     /// Whether each request's stages are timed and logged (`--stage-timings`).
     stage_timings: bool,
+    /// The last judged body, rehearsed while the path is idle (`--keep-warm`).
+    rehearsal: Rehearsal,
 }
 
 impl Admission {
@@ -53,6 +56,7 @@ impl Admission {
             log,
             intake,
             stage_timings: false,
+            rehearsal: Rehearsal::new(std::time::Duration::ZERO),
         }
     }
 
@@ -61,6 +65,50 @@ impl Admission {
     pub fn with_stage_timings(mut self, timed: bool) -> Self {
         self.stage_timings = timed;
         self
+    }
+
+    /// Rehearses the last judged request after `period` without one (`--keep-warm`; zero: never).
+    #[must_use]
+    pub fn with_keep_warm(mut self, period: std::time::Duration) -> Self {
+        self.rehearsal = Rehearsal::new(period);
+        self
+    }
+
+    /// How long the judged path may stay idle before it is rehearsed (zero: never).
+    pub fn keep_warm(&self) -> std::time::Duration {
+        self.rehearsal.period()
+    }
+
+    /// Rehearses the last judged request when no request was judged for the `--keep-warm`
+    /// period: the same reading, self-protection, plan, judging and answer as a request, with
+    /// nothing recorded and the answer dropped ([`rehearsal`](super::rehearsal)). Whether a
+    /// rehearsal was judged to its end.
+    pub fn rehearse(&self) -> bool {
+        let Some(body) = self.rehearsal.due(std::time::Instant::now()) else {
+            return false;
+        };
+        let Some(review) = WireReview::read(&body) else {
+            return false;
+        };
+        let source = Source::Wire(Box::new(review));
+        let light = source.admission();
+        let unnamed = unnamed_target(&source);
+        let record = self.log.enabled().then(|| record_of(light, unnamed.as_deref()));
+        if self.self_protection(light, unnamed.as_deref()).is_some() {
+            return false;
+        }
+        let enforced = self.policies.enforced();
+        let plan = enforced.plans.plan(&enforced.set, light);
+        if plan.candidates.is_empty() {
+            return false;
+        }
+        let uid = light.uid.clone();
+        let Some(decision) = self.evaluator.rehearse(&enforced, &plan, source) else {
+            return false;
+        };
+        let answer = warp::reply::json(&verdict::respond(&uid, &decision)).into_response();
+        drop((record, answer));
+        true
     }
 
     /// The limits bodies are read under.
@@ -99,12 +147,15 @@ impl Admission {
         let read = WireReview::read(&bytes);
         stages::mark("read: objects");
         match read {
-            Some(review) => self.judge(Source::Wire(Box::new(review)), started, timing).await,
+            Some(review) => {
+                self.judge(Source::Wire(Box::new(review)), Some(&bytes), started, timing)
+                    .await
+            }
             // Not a plain review: the typed parse says precisely what is wrong (or, for an odd
             // but valid document, judges it); the one-pass reading is not tried again.
             None => match parse_typed(&bytes) {
                 Ok(request) => {
-                    self.judge(Source::Parsed(Box::new(request)), started, timing)
+                    self.judge(Source::Parsed(Box::new(request)), None, started, timing)
                         .await
                 }
                 Err(unreadable) => self.unreadable(unreadable, started),
@@ -152,16 +203,18 @@ impl Admission {
     }
 
     /// Judges a request by its own fields first (self-protection, the pre-filter); the request
-    /// is finished for evaluation only when some policy could apply. `timing` times its stages
+    /// is finished for evaluation only when some policy could apply. `body` is its review when
+    /// read in one pass (kept for rehearsals when judged); `timing` times its stages
     /// (`--stage-timings`).
-    async fn judge(&self, source: Source, started: Instant, timing: Option<stages::Timing>) -> Response {
+    async fn judge(
+        &self,
+        source: Source,
+        body: Option<&bytes::Bytes>,
+        started: Instant,
+        timing: Option<stages::Timing>,
+    ) -> Response {
         let light = source.admission();
-        // An object of a deletecollection comes unnamed: its name is in oldObject.
-        let unnamed = light
-            .name
-            .is_empty()
-            .then(|| source.target_name().into_owned())
-            .filter(|name| !name.is_empty());
+        let unnamed = unnamed_target(&source);
         let record = self.log.enabled().then(|| record_of(light, unnamed.as_deref()));
         let uid = light.uid.clone();
         let judged = if let Some(message) = self.self_protection(light, unnamed.as_deref()) {
@@ -174,6 +227,15 @@ impl Admission {
             if plan.candidates.is_empty() {
                 allowed()
             } else {
+                if let Some(body) = body {
+                    let kind = rehearsal::Kind {
+                        operation: prefilter::operation_name(light),
+                        group: &light.resource.group,
+                        resource: &light.resource.resource,
+                        subresource: light.sub_resource.as_deref().unwrap_or_default(),
+                    };
+                    self.rehearsal.judged(body, kind);
+                }
                 let judged = self.evaluator.judge(&enforced, &plan, source).await;
                 stages::mark("evaluation end");
                 judged
@@ -218,6 +280,17 @@ impl Admission {
         }
         warp::reply::json(&response).into_response()
     }
+}
+
+/// The name of an unnamed request's object: a deletecollection's objects come unnamed, their
+/// name in oldObject.
+fn unnamed_target(source: &Source) -> Option<String> {
+    source
+        .admission()
+        .name
+        .is_empty()
+        .then(|| source.target_name().into_owned())
+        .filter(|name| !name.is_empty())
 }
 
 /// A request's own fields, without its objects: what self-protection and the pre-filter read.

@@ -18,6 +18,7 @@ pub mod parse;
 pub mod plans;
 pub mod pool;
 pub mod prefilter;
+pub mod rehearsal;
 pub mod rejection;
 pub mod review;
 pub mod verdict;

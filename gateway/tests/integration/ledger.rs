@@ -1,7 +1,8 @@
 //! The ledger of admitted disruption in one gateway: what it admits (and does not dry-run) is
 //! recorded and counts against the `history` budgets of the requests after it — the built-in
 //! pack's `suture-disruption-rate` on the `database` snapshot. Two replicas sharing the ledger
-//! through the API server are tested against a real control plane (`e2e`).
+//! through the API server are tested against a real control plane (`e2e`). Rehearsals of an idle
+//! path (`--keep-warm`) judge against the ledger and record nothing.
 
 use crate::common;
 
@@ -77,4 +78,86 @@ async fn concurrent_requests_of_one_replica_never_spend_the_budget_twice() {
     let answers = futures::future::join_all(reviews.map(|review| verdict(&gateway, review))).await;
     let admitted = answers.iter().filter(|(allowed, _)| *allowed).count();
     assert_eq!(admitted, 1, "one member per 5m, however concurrent: {answers:?}");
+}
+
+/// The figure of the series named `series` (its whole name and labels) in `metrics`.
+fn figure(metrics: &str, series: &str) -> Option<u64> {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|value| value.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rehearsals_of_an_idle_path_are_judged_and_leave_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("decisions.log");
+    // Budgets wide enough that a rehearsal of the admitted deletion would be admitted (and
+    // recorded, were rehearsals recorded).
+    let params = dir.path().join("params.yaml");
+    std::fs::write(
+        &params,
+        "apiVersion: suture.dev/v1alpha1\nkind: SafetyPackParams\nmetadata: {name: default}\n\
+         spec:\n  disruptionRate: {maxStatefulSetMembers: 1000, maxPodsPerRequester: 1000, maxDeletionsPerMinute: 1000}\n",
+    )
+    .unwrap();
+    let cluster = repo("testdata/clusters/database");
+    let gateway = Gateway::start(&[
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+        "--keep-warm",
+        "5ms",
+        "--decision-log",
+        log.to_str().unwrap(),
+    ])
+    .await;
+    let (allowed, message) = verdict(&gateway, pod_delete("real-1", "pg-main-0", OPERATOR, false)).await;
+    assert!(allowed, "{message}");
+
+    // The admitted deletion (not a dry run) is rehearsed while the gateway is idle...
+    let rehearsed = common::eventually(std::time::Duration::from_secs(10), || async {
+        let (_, metrics) = gateway.ops("/metrics").await;
+        figure(&metrics, "suture_gateway_rehearsals_total").is_some_and(|n| n >= 5)
+    })
+    .await;
+    assert!(rehearsed, "no rehearsals while idle");
+
+    // ...and none of them counts: one ledger record, one request observed, one decision line.
+    let (_, metrics) = gateway.ops("/metrics").await;
+    assert_eq!(
+        figure(&metrics, "suture_gateway_ledger_records"),
+        Some(1),
+        "{metrics}"
+    );
+    let requests = "suture_gateway_request_duration_seconds_count{verdict=\"allowed\"}";
+    assert_eq!(figure(&metrics, requests), Some(1), "{metrics}");
+    tokio::time::sleep(suture_gateway::decision_log::FLUSH_EVERY * 2).await;
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+
+    // A request is still recorded as ever.
+    let (allowed, message) = verdict(&gateway, pod_delete("real-2", "pg-main-1", OPERATOR, false)).await;
+    assert!(allowed, "{message}");
+    let (_, metrics) = gateway.ops("/metrics").await;
+    assert_eq!(
+        figure(&metrics, "suture_gateway_ledger_records"),
+        Some(2),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_keep_warm_nothing_is_rehearsed() {
+    let gateway = gateway().await;
+    let (allowed, message) = verdict(&gateway, pod_delete("dry-1", "pg-main-0", OPERATOR, true)).await;
+    assert!(allowed, "{message}");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let (_, metrics) = gateway.ops("/metrics").await;
+    assert_eq!(
+        figure(&metrics, "suture_gateway_rehearsals_total"),
+        Some(0),
+        "{metrics}"
+    );
 }

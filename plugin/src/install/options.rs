@@ -86,6 +86,9 @@ pub struct InstallOptions {
     /// the webhooks call it instead of the in-cluster Service, and no Deployment, Service or PDB
     /// is rendered.
     pub webhook_url: Option<WebhookUrl>,
+    /// The gateway keeps its judged path warm: after this idle time (e.g. `5ms`) it rehearses the
+    /// last judged request (`suture-gateway --keep-warm`). None: off.
+    pub keep_warm: Option<String>,
 }
 
 /// An HTTPS URL kube-apiserver can call a webhook at: `https://host[:port][/path]`, with no user
@@ -164,6 +167,7 @@ impl Default for InstallOptions {
             timeout_seconds: 5,
             tls: Tls::default(),
             webhook_url: None,
+            keep_warm: None,
         }
     }
 }

@@ -34,7 +34,7 @@ pub struct Admission {
     intake: Intake,
     /// Whether each request's stages are timed and logged (`--stage-timings`).
     stage_timings: bool,
-    /// The last judged body, rehearsed while the path is idle (`--keep-warm`).
+    /// The last judged bodies, rehearsed while the path is idle (`--keep-warm`).
     rehearsal: Rehearsal,
 }
 
@@ -79,7 +79,7 @@ impl Admission {
         self.rehearsal.period()
     }
 
-    /// Rehearses the last judged request when no request was judged for the `--keep-warm`
+    /// Rehearses a last judged request (each kept kind in turn) when none was judged for the `--keep-warm`
     /// period: the same reading, self-protection, plan, judging and answer as a request, with
     /// nothing recorded and the answer dropped ([`rehearsal`](super::rehearsal)). Whether a
     /// rehearsal was judged to its end.

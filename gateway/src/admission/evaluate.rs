@@ -437,14 +437,14 @@ impl Evaluator {
                 ..EvalContext::default()
             };
             if plan.reads_history {
-                self.ledger.with_view(|history| {
-                    let context = EvalContext {
-                        history: Some(history),
-                        now: Some(chrono::Utc::now()),
-                        ..base
-                    };
-                    policies_cel::evaluate_in(&enforced.set, &request, &*view, &context)
-                })
+                judge_against_ledger(
+                    &self.ledger,
+                    &enforced.set,
+                    &request,
+                    &*view,
+                    &base,
+                    chrono::Utc::now(),
+                )
             } else {
                 policies_cel::evaluate_in(&enforced.set, &request, &*view, &base)
             }
@@ -499,6 +499,26 @@ fn with_summary(mut decision: Decision, summarize: bool) -> (Decision, Option<Su
     (decision, impact)
 }
 
+/// Judges `request` in `base`'s context against the ledger's records as of `now`, recording
+/// nothing.
+fn judge_against_ledger(
+    ledger: &SharedLedger,
+    set: &PolicySet,
+    request: &Request,
+    view: &dyn ClusterView,
+    base: &EvalContext<'_>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Decision {
+    ledger.with_view(|history| {
+        let context = EvalContext {
+            history: Some(history),
+            now: Some(now),
+            ..*base
+        };
+        policies_cel::evaluate_in(set, request, view, &context)
+    })
+}
+
 /// Judges `request` against `history` and records it when admitted, so that requests of this
 /// replica never spend the same budget twice: a request to be recorded is recorded in the
 /// ledger's turn, and judged again there when another record arrived since its evaluation began
@@ -514,16 +534,7 @@ fn judge_with_history(
     base: &EvalContext<'_>,
 ) -> Decision {
     let trial = base.trial;
-    let judge = |now| {
-        ledger.with_view(|history| {
-            let context = EvalContext {
-                history: Some(history),
-                now: Some(now),
-                ..*base
-            };
-            policies_cel::evaluate_in(set, request, view, &context)
-        })
-    };
+    let judge = |now| judge_against_ledger(ledger, set, request, view, base, now);
     let unfinished = || trial.is_some_and(|trial| !trial.concluded());
     let version = ledger.version();
     let now = chrono::Utc::now();

@@ -48,7 +48,7 @@ pub struct Rehearsal {
 #[derive(Debug, Default)]
 struct State {
     /// The last judged body of each kind, the most recently judged kind last.
-    kept: Vec<(String, Bytes)>,
+    kept: Vec<(KindKey, Bytes)>,
     /// The next kept body to rehearse (counted from the oldest kind).
     turn: usize,
     /// When a request was last judged (a rehearsal included).
@@ -89,19 +89,16 @@ impl Rehearsal {
         if !fit {
             return;
         }
-        let key = &kind;
-        match state.kept.iter().position(|(k, _)| same_kind(k, key)) {
-            Some(at) => {
-                let (k, _) = state.kept.remove(at);
-                state.kept.push((k, body.clone()));
-            }
+        let key = match state.kept.iter().position(|(key, _)| key.is(&kind)) {
+            Some(at) => state.kept.remove(at).0,
             None => {
                 if state.kept.len() == KEPT_KINDS {
                     state.kept.remove(0);
                 }
-                state.kept.push((key_text(key), body.clone()));
+                KindKey::of(&kind)
             }
-        }
+        };
+        state.kept.push((key, body.clone()));
     }
 
     /// The body to rehearse now (`now`), if the path has been idle for a period and a body was
@@ -127,26 +124,32 @@ impl Rehearsal {
     }
 }
 
-/// A kind's key: its parts, each followed by a NUL (no part holds one).
-fn key_text(kind: &Kind<'_>) -> String {
-    let mut key = String::new();
-    for part in [kind.operation, kind.group, kind.resource, kind.subresource] {
-        key.push_str(part);
-        key.push('\0');
-    }
-    key
+/// A kept [`Kind`], owned (built only when a kind is first kept).
+#[derive(Debug, PartialEq, Eq)]
+struct KindKey {
+    operation: String,
+    group: String,
+    resource: String,
+    subresource: String,
 }
 
-/// Whether `key` is [`key_text`] of `kind` (without building it).
-fn same_kind(key: &str, kind: &Kind<'_>) -> bool {
-    let mut rest = key;
-    for part in [kind.operation, kind.group, kind.resource, kind.subresource] {
-        match rest.strip_prefix(part).and_then(|r| r.strip_prefix('\0')) {
-            Some(r) => rest = r,
-            None => return false,
+impl KindKey {
+    fn of(kind: &Kind<'_>) -> Self {
+        Self {
+            operation: kind.operation.to_owned(),
+            group: kind.group.to_owned(),
+            resource: kind.resource.to_owned(),
+            subresource: kind.subresource.to_owned(),
         }
     }
-    rest.is_empty()
+
+    /// Whether this is the key of `kind`.
+    fn is(&self, kind: &Kind<'_>) -> bool {
+        self.operation == kind.operation
+            && self.group == kind.group
+            && self.resource == kind.resource
+            && self.subresource == kind.subresource
+    }
 }
 
 #[cfg(test)]
@@ -229,14 +232,14 @@ mod tests {
     #[test]
     fn a_kinds_key_is_matched_part_by_part() {
         let pods = kind("DELETE", "pods");
-        assert!(same_kind(&key_text(&pods), &pods));
-        assert!(!same_kind(&key_text(&pods), &kind("DELETE", "pod")));
-        assert!(!same_kind(&key_text(&pods), &kind("DELETEpods", "")));
+        assert!(KindKey::of(&pods).is(&pods));
+        assert!(!KindKey::of(&pods).is(&kind("DELETE", "pod")));
+        assert!(!KindKey::of(&pods).is(&kind("DELETEpods", "")));
         let scale = Kind {
             subresource: "scale",
             ..kind("UPDATE", "statefulsets")
         };
-        assert!(!same_kind(&key_text(&scale), &kind("UPDATE", "statefulsets")));
+        assert!(!KindKey::of(&scale).is(&kind("UPDATE", "statefulsets")));
     }
 
     #[test]

@@ -42,35 +42,32 @@ impl ObjectKey {
     /// Appends [`Self::display`] to `text` (the estimate's phrases are built on the request
     /// path: plain appends, no formatting machinery).
     pub fn push_display(&self, text: &mut String) {
-        text.push_str(&self.kind);
-        text.push(' ');
-        if !self.namespace.is_empty() {
-            text.push_str(&self.namespace);
-            text.push('/');
-        }
-        text.push_str(&self.name);
+        self.display_parts()
+            .into_iter()
+            .for_each(|part| text.push_str(part));
     }
 
     /// The length of [`Self::display`].
     pub fn display_len(&self) -> usize {
-        let namespace = if self.namespace.is_empty() {
-            0
+        self.display_parts().iter().map(|part| part.len()).sum()
+    }
+
+    /// [`Self::display`] in pieces: kind, a space, then `namespace/` when namespaced, and name.
+    fn display_parts(&self) -> [&str; 5] {
+        let (namespace, slash) = if self.namespace.is_empty() {
+            ("", "")
         } else {
-            self.namespace.len() + 1
+            (&*self.namespace, "/")
         };
-        self.kind.len() + 1 + namespace + self.name.len()
+        [&self.kind, " ", namespace, slash, &self.name]
     }
 }
 
 impl std::fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.kind)?;
-        f.write_str(" ")?;
-        if !self.namespace.is_empty() {
-            f.write_str(&self.namespace)?;
-            f.write_str("/")?;
-        }
-        f.write_str(&self.name)
+        self.display_parts()
+            .into_iter()
+            .try_for_each(|part| f.write_str(part))
     }
 }
 

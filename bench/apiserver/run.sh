@@ -45,16 +45,18 @@
 # this tree's (it judges and serves as the no-op twin); GATEWAY=<PGO build> with
 # BASELINE_GATEWAY=<plain build> of one commit measures what PGO gives.
 #
-# KEEP_WARM=5ms runs this build's judging gateway with `--keep-warm 5ms` (the no-op twin and the
-# baseline without): with BASELINE_GATEWAY set to the same build, the baseline setup times that
-# build unrehearsed, and the report gives what rehearsals take off a sparse request.
+# The judging gateway rehearses its judged path as the install renders it (`--keep-warm=2ms`), and
+# a baseline build as this one does. KEEP_WARM=<period> sets this build's period (0s: off),
+# BASELINE_KEEP_WARM the baseline's (0s: off, the flag left out, as a build older than the flag
+# needs): with BASELINE_GATEWAY set to this same build and BASELINE_KEEP_WARM=0s, the report gives
+# what rehearsals take off a sparse request. The no-op twin never judges, so never rehearses.
 #
 # Environment: SAMPLES (per setup and request, default 600), WARMUP (untimed iterations, 20),
 # OUT (default bench/apiserver/results.md), BASELINE_REF (a commit), BASELINE_GATEWAY (a built
 # suture-gateway; BASELINE_REF wins), CALIBRATE_PATH (1: the fifth setup is this build's gateway),
 # PGO (1: both builds profile-guided), GATEWAY (a built suture-gateway for this build; PGO wins),
-# BUILDS (which builds these are, in words, for the report), KEEP_WARM (a --keep-warm period
-# for this build's judging gateway).
+# BUILDS (which builds these are, in words, for the report), KEEP_WARM (this build's --keep-warm
+# period), BASELINE_KEEP_WARM (the baseline's).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -124,6 +126,9 @@ elif [[ "${CALIBRATE_PATH:-0}" == 1 ]]; then
 fi
 if [[ -n "${KEEP_WARM:-}" ]]; then
   args+=(--keep-warm "$KEEP_WARM")
+fi
+if [[ -n "${BASELINE_KEEP_WARM:-}" ]]; then
+  args+=(--baseline-keep-warm "$BASELINE_KEEP_WARM")
 fi
 "$TARGET/release/suture-apiserver-bench" "${args[@]}"
 echo "==> $OUT" >&2

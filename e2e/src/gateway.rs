@@ -194,7 +194,7 @@ impl Gateway {
         let kubeconfig = service_account_kubeconfig(cluster, NAMESPACE, NAME).await?;
         let metrics = format!("127.0.0.1:{}", free_port()?);
         let p = |path: &Path| path.display().to_string();
-        let args = vec![
+        let mut args = vec![
             format!("--listen=0.0.0.0:{port}"),
             format!("--metrics-listen={metrics}"),
             format!("--tls-cert={}", p(&dir.join("tls.crt"))),
@@ -207,6 +207,7 @@ impl Gateway {
             "--poll-interval=500ms".to_owned(),
             format!("--ledger-identity={LEDGER_IDENTITY}"),
         ];
+        args.extend(in_cluster_keep_warm(service_accounts)?);
         let mut gateway = Self {
             process: None,
             binary: None,
@@ -223,22 +224,45 @@ impl Gateway {
     /// policies, its own ports and ledger identity `identity` (the webhook still calls this one:
     /// reviews reach the replica when posted to it, [`Self::post_review`]).
     pub async fn replica(&self, identity: &str) -> anyhow::Result<Self> {
-        self.sibling(identity, None, "127.0.0.1", "127.0.0.1").await
+        self.replica_with(identity, &[]).await
+    }
+
+    /// A second replica as [`Self::replica`], with `flags` (`--name=value`) in its arguments,
+    /// each in place of this one's of the same name.
+    pub async fn replica_with(&self, identity: &str, flags: &[&str]) -> anyhow::Result<Self> {
+        self.sibling(identity, None, "127.0.0.1", "127.0.0.1", |args| {
+            for flag in flags {
+                set_flag(args, flag);
+            }
+        })
+        .await
     }
 
     /// A judging gateway from another build (`binary`, e.g. the previous commit's), started with
     /// this one's arguments (credentials, certificate, policy selection), its own ports and
     /// ledger identity `identity`, listening where kube-apiserver reaches this one (`host`): the
-    /// baseline a benchmark times beside this build. It runs from its own copy of `binary`
+    /// baseline a benchmark times beside this build, kept warm as this one is unless `keep_warm`
+    /// says otherwise ([`Self::set_keep_warm`]). It runs from its own copy of `binary`
     /// ([`own_copy`]).
-    pub async fn judging_twin(&self, binary: &Path, host: &str, identity: &str) -> anyhow::Result<Self> {
+    pub async fn judging_twin(
+        &self,
+        binary: &Path,
+        host: &str,
+        identity: &str,
+        keep_warm: Option<&str>,
+    ) -> anyhow::Result<Self> {
         anyhow::ensure!(
             binary.is_file(),
             "the baseline gateway {} is not a file",
             binary.display()
         );
         let copy = own_copy(binary, &self.dir.join(identity))?;
-        self.sibling(identity, Some(copy), "0.0.0.0", host).await
+        self.sibling(identity, Some(copy), "0.0.0.0", host, |args| {
+            if let Some(period) = keep_warm {
+                set_keep_warm(args, period);
+            }
+        })
+        .await
     }
 
     /// The binary this gateway runs.
@@ -249,13 +273,15 @@ impl Gateway {
         }
     }
 
-    /// A gateway with this one's arguments but its own ports and ledger identity, started.
+    /// A gateway with this one's arguments (then `adjust`ed) but its own ports and ledger
+    /// identity, started.
     async fn sibling(
         &self,
         identity: &str,
         binary: Option<PathBuf>,
         listen: &str,
         host: &str,
+        adjust: impl FnOnce(&mut Vec<String>),
     ) -> anyhow::Result<Self> {
         let dir = self.dir.join(identity);
         std::fs::create_dir_all(&dir)?;
@@ -276,6 +302,7 @@ impl Gateway {
             format!("--metrics-listen={metrics}"),
             format!("--ledger-identity={identity}"),
         ]);
+        adjust(&mut args);
         let mut sibling = Self {
             process: None,
             binary: binary.or_else(|| self.binary.clone()),
@@ -378,7 +405,6 @@ impl Gateway {
         rss_kib(self.pid()?)
     }
 
-    /// Kills the gateway (a fault test).
     /// Restarts the gateway with `flag` added to its arguments (kept for later restarts).
     pub async fn restart_with(&mut self, flag: &str) -> anyhow::Result<()> {
         self.kill();
@@ -399,6 +425,19 @@ impl Gateway {
         Ok(())
     }
 
+    /// From its next start, this gateway rehearses its judged path after `period` idle
+    /// (`--keep-warm`; a zero period, e.g. `0s`: never, and the flag is left out, so that a build
+    /// older than it starts too). Its `--keep-warm-for` is the gateway's default.
+    pub fn set_keep_warm(&mut self, period: &str) {
+        set_keep_warm(&mut self.args, period);
+    }
+
+    /// The `--keep-warm` period this gateway runs with (none: off).
+    pub fn keep_warm(&self) -> Option<&str> {
+        self.args.iter().find_map(|arg| arg.strip_prefix("--keep-warm="))
+    }
+
+    /// Kills the gateway (a fault test).
     pub fn kill(&mut self) {
         if let Some(mut process) = self.process.take() {
             process.stop();
@@ -461,6 +500,67 @@ impl Gateway {
     }
 }
 
+/// The `--keep-warm` arguments the in-cluster install (`kubectl suture install`, no
+/// `--webhook-url`) renders into the gateway's Deployment for `service_accounts`: the gateway on
+/// this host rehearses as a replica in the cluster would.
+fn in_cluster_keep_warm(service_accounts: &[&str]) -> anyhow::Result<Vec<String>> {
+    let mut render = Command::new(binaries::path("kubectl-suture")?);
+    render.args(["install", "--self-signed"]);
+    for account in service_accounts {
+        render.args(["--service-account", account]);
+    }
+    let out = render.output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "kubectl suture install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stream = String::from_utf8(out.stdout).context("the install is not UTF-8")?;
+    keep_warm_args(&stream)
+}
+
+/// The `--keep-warm` arguments of the gateway Deployment in an install's YAML `stream`.
+fn keep_warm_args(stream: &str) -> anyhow::Result<Vec<String>> {
+    use serde::Deserialize;
+    for document in serde_yaml_ng::Deserializer::from_str(stream) {
+        let object = serde_json::Value::deserialize(document).context("the install's YAML")?;
+        if object["kind"] != "Deployment" {
+            continue;
+        }
+        let args = object["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .ok_or_else(|| anyhow::anyhow!("the gateway Deployment has no args"))?;
+        return Ok(args
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .filter(|arg| arg.starts_with("--keep-warm"))
+            .map(str::to_owned)
+            .collect());
+    }
+    anyhow::bail!("the install renders no Deployment")
+}
+
+/// `args` rehearsing after `period` idle: see [`Gateway::set_keep_warm`].
+fn set_keep_warm(args: &mut Vec<String>, period: &str) {
+    args.retain(|arg| !arg.starts_with("--keep-warm"));
+    if !is_zero_period(period) {
+        args.push(format!("--keep-warm={period}"));
+    }
+}
+
+/// `args` with `flag` (`--name=value`) in place of any of the same name.
+fn set_flag(args: &mut Vec<String>, flag: &str) {
+    let name = flag.split_once('=').map_or(flag, |(name, _)| name);
+    args.retain(|arg| arg != name && !arg.strip_prefix(name).is_some_and(|rest| rest.starts_with('=')));
+    args.push(flag.to_owned());
+}
+
+/// Whether a period as the gateway reads it (`0s`, `0ms`, `0`) is zero.
+fn is_zero_period(period: &str) -> bool {
+    let number = period.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    number.parse::<f64>().is_ok_and(|value| value == 0.0)
+}
+
 /// A process's resident memory (VmRSS, KiB).
 pub fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -501,6 +601,44 @@ mod tests {
 
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    #[test]
+    fn the_rehearsal_arguments_are_read_from_the_rendered_deployment() {
+        let stream = "kind: Namespace\nmetadata:\n  name: x\n---\nkind: Deployment\nspec:\n  \
+                      template:\n    spec:\n      containers:\n      - args:\n        - --listen=:8443\n        \
+                      - --keep-warm=2ms\n        - --keep-warm-for=10s\n";
+        assert_eq!(
+            keep_warm_args(stream).unwrap(),
+            ["--keep-warm=2ms", "--keep-warm-for=10s"]
+        );
+        assert!(keep_warm_args("kind: Namespace\n").is_err(), "no Deployment");
+    }
+
+    #[test]
+    fn a_flag_takes_the_place_of_its_namesake_only() {
+        let mut args = vec![
+            "--keep-warm=2ms".to_owned(),
+            "--keep-warm-for=1m".to_owned(),
+            "--decision-log=stdout".to_owned(),
+        ];
+        set_flag(&mut args, "--keep-warm=5ms");
+        assert_eq!(
+            args,
+            ["--keep-warm-for=1m", "--decision-log=stdout", "--keep-warm=5ms"]
+        );
+        set_keep_warm(&mut args, "0s");
+        assert_eq!(args, ["--decision-log=stdout"], "off: no rehearsal flag at all");
+    }
+
+    #[test]
+    fn a_zero_period_turns_rehearsals_off() {
+        for zero in ["0s", "0ms", "0", "0.0s"] {
+            assert!(is_zero_period(zero), "{zero}");
+        }
+        for period in ["2ms", "1s", "0.5s"] {
+            assert!(!is_zero_period(period), "{period}");
+        }
+    }
 
     #[test]
     fn a_twin_runs_from_its_own_executable_file_with_the_same_bytes() {

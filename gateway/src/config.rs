@@ -175,9 +175,15 @@ pub struct Config {
     /// Keep the judged path warm: after this long without a judged request, judge the last one
     /// again as a rehearsal (nothing recorded, the answer dropped), so that the next request
     /// finds its code and data in the CPU caches. Costs one judged request's warm work per
-    /// period while idle (about 1% of a core at 5ms), none under load. 0s: off
+    /// period while idle (about 1% of a core at 5ms, 2% at 2ms), none under load, and none once
+    /// --keep-warm-for has passed without a request. 0s: off
     #[arg(long, env = "SUTURE_KEEP_WARM", default_value = "0s", value_name = "DURATION", value_parser = parse_duration)]
     pub keep_warm: Duration,
+
+    /// With --keep-warm: how long after the last judged request rehearsals go on; then they stop
+    /// (no CPU) until a request is judged again. Rehearsals do not extend it
+    #[arg(long, env = "SUTURE_KEEP_WARM_FOR", default_value = "1m", value_name = "DURATION", value_parser = parse_duration)]
+    pub keep_warm_for: Duration,
 
     /// Threads that parse and evaluate judged requests [default: 0, one per core]. Evaluation is
     /// CPU-bound: more threads than cores add no throughput, but let a fast request overtake slow

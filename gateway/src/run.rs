@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::admission::body::Intake;
 use crate::admission::pool::EvalPool;
+use crate::admission::rehearsal::Rehearsed;
 use crate::admission::{self, Admission, EvalHook, Evaluator, Limits};
 use crate::config::Config;
 use crate::decision_log::DecisionLog;
@@ -155,6 +156,13 @@ pub async fn check_policy_selector(client: &kube::Client, selector: &str) -> any
 
 /// Builds and starts a gateway; it serves until [`Running::shutdown`].
 pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
+    if !config.keep_warm.is_zero() && config.keep_warm_for < config.keep_warm {
+        bail!(
+            "--keep-warm-for {:?} is shorter than the --keep-warm period {:?}: no rehearsal would run",
+            config.keep_warm_for,
+            config.keep_warm
+        );
+    }
     let (resolver, self_signed) = certificates(&config)?;
     let tls_config = tls::server_config(Arc::clone(&resolver), config.client_ca.as_deref())
         .context("cannot set up TLS")?;
@@ -246,7 +254,7 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             )
             // The times are written with the decision: without a decision log, nothing to time.
             .with_stage_timings(config.stage_timings && log.enabled())
-            .with_keep_warm(config.keep_warm),
+            .with_keep_warm(config.keep_warm, config.keep_warm_for),
         );
         if !config.keep_warm.is_zero() {
             spawn_until(
@@ -326,15 +334,21 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
     })
 }
 
-/// Rehearses the judged path whenever it was idle for its `--keep-warm` period
+/// Rehearses the judged path whenever it was idle for its `--keep-warm` period, and sleeps
+/// from the end of its `--keep-warm-for` window until a request is judged again
 /// (`admission::rehearsal`).
 async fn keep_warm(admission: Arc<Admission>, metrics: Arc<Metrics>) {
     let mut ticks = tokio::time::interval(admission.keep_warm());
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        if admission.rehearse() {
-            metrics.count_rehearsal();
+        match admission.rehearse() {
+            Rehearsed::Judged => metrics.count_rehearsal(),
+            Rehearsed::Skipped => {}
+            Rehearsed::Dormant => {
+                admission.rehearsals_resumed().await;
+                ticks.reset();
+            }
         }
     }
 }

@@ -569,18 +569,30 @@ fn gateway_args(args: &[&str]) -> Vec<String> {
 }
 
 #[test]
-fn keep_warm_is_off_unless_asked_for_and_the_gateway_reads_the_period() {
+fn keep_warm_is_on_by_default_off_at_zero_and_the_gateway_reads_the_periods() {
+    let parse = |args: Vec<String>| {
+        <suture_gateway::config::Config as clap::Parser>::try_parse_from(
+            std::iter::once("suture-gateway".to_owned()).chain(args),
+        )
+        .unwrap()
+    };
+    let default = gateway_args(&[]);
+    assert!(default.contains(&"--keep-warm=2ms".to_owned()), "{default:?}");
     assert!(
-        !gateway_args(&[]).iter().any(|a| a.starts_with("--keep-warm")),
-        "rehearsals cost CPU: never by default"
+        !default.iter().any(|a| a.starts_with("--keep-warm-for")),
+        "{default:?}"
     );
-    let args = gateway_args(&["--keep-warm", "5ms"]);
-    assert!(args.contains(&"--keep-warm=5ms".to_owned()), "{args:?}");
-    let config = <suture_gateway::config::Config as clap::Parser>::try_parse_from(
-        std::iter::once("suture-gateway".to_owned()).chain(args),
-    )
-    .unwrap();
+    let config = parse(default);
+    assert_eq!(config.keep_warm, std::time::Duration::from_millis(2));
+    assert_eq!(config.keep_warm_for, std::time::Duration::from_secs(60));
+
+    let off = gateway_args(&["--keep-warm", "0s", "--keep-warm-for", "5m"]);
+    assert!(!off.iter().any(|a| a.starts_with("--keep-warm")), "{off:?}");
+
+    let tuned = gateway_args(&["--keep-warm", "5ms", "--keep-warm-for", "10s"]);
+    let config = parse(tuned);
     assert_eq!(config.keep_warm, std::time::Duration::from_millis(5));
+    assert_eq!(config.keep_warm_for, std::time::Duration::from_secs(10));
 }
 
 #[test]
@@ -600,8 +612,9 @@ fn bad_flags_are_usage_errors() {
         &["--webhook-url", "https://gw/x?debug=1", "--self-signed"],
         &["--webhook-url", "https://127.0.0.1:8443"],
         &["--keep-warm", "fast"],
-        &["--keep-warm", "0ms"],
         &["--keep-warm", "5"],
+        &["--keep-warm-for", "0s"],
+        &["--keep-warm", "1s", "--keep-warm-for", "500ms"],
     ];
     for args in cases {
         let out = suture().arg("install").args(*args).output().unwrap();

@@ -37,10 +37,14 @@ struct Args {
     /// beside this binary), e.g. the profile-guided release build of scripts/pgo-build.sh
     #[arg(long, value_name = "PATH")]
     gateway: Option<PathBuf>,
-    /// This build's judging gateway keeps its judged path warm (its `--keep-warm`, e.g. 5ms);
-    /// the no-op twin and the baseline do not
+    /// This build's judging gateway's `--keep-warm` period (0s: off) [default: as the install
+    /// renders it]
     #[arg(long, value_name = "DURATION")]
     keep_warm: Option<String>,
+    /// The baseline build's `--keep-warm` period (0s: off, and the flag is left out, for builds
+    /// older than it) [default: the same as this build's]
+    #[arg(long, value_name = "DURATION", requires = "baseline_gateway")]
+    baseline_keep_warm: Option<String>,
     /// Which gateway builds are timed, for the report (bench/apiserver/run.sh says)
     #[arg(long)]
     builds: Option<String>,
@@ -82,6 +86,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         },
         gateway: args.gateway.clone(),
         keep_warm: args.keep_warm.clone(),
+        baseline_keep_warm: args.baseline_keep_warm.clone(),
     };
     let outcome = latency::run(&mut cluster, options).await;
     let measured = match outcome {

@@ -36,9 +36,12 @@ pub struct Options {
     /// The build of `suture-gateway` judging and serving as the no-op twin (none: the one built
     /// beside the benchmark), e.g. the profile-guided release build (`scripts/pgo-build.sh`).
     pub gateway: Option<PathBuf>,
-    /// This build's judging gateway keeps its judged path warm (`--keep-warm`, e.g. `5ms`); the
-    /// no-op twin and the baseline do not.
+    /// This build's judging gateway's `--keep-warm` period (`0s`: off); none: as the install
+    /// renders it.
     pub keep_warm: Option<String>,
+    /// The baseline build's `--keep-warm` period (`0s`: off, the flag left out, for a build older
+    /// than it); none: the same as this build's.
+    pub baseline_keep_warm: Option<String>,
 }
 
 /// What the fifth setup (`bench-baseline`, through its own copy of the webhook) sends to.
@@ -63,6 +66,8 @@ pub struct Measured {
     pub samples: Samples,
     /// Inside each judging gateway ([`Setup::Judging`], and [`Setup::Baseline`] when timed).
     pub inside: BTreeMap<Setup, Inside>,
+    /// Each judging setup's `--keep-warm` period (none: off).
+    pub kept_warm: BTreeMap<Setup, Option<String>>,
 }
 
 /// What a judging gateway's decision log says of the timed requests.
@@ -86,6 +91,9 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
             if let Some(build) = &options.gateway {
                 judging.run_build(build)?;
             }
+            if let Some(period) = &options.keep_warm {
+                judging.set_keep_warm(period);
+            }
             // The VAP setup's policies are kube-apiserver's to enforce: the gateway leaves them
             // out, or it would judge the judged operator's requests by them too.
             judging
@@ -98,15 +106,26 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
     let baseline = match (&options.baseline, cluster.gateway.as_ref()) {
         (Some(Baseline::Build(binary)), Some(judging)) => Some(
             judging
-                .judging_twin(binary, &cluster.gateway_host, "e2e-bench-baseline")
+                .judging_twin(
+                    binary,
+                    &cluster.gateway_host,
+                    "e2e-bench-baseline",
+                    options.baseline_keep_warm.as_deref(),
+                )
                 .await?,
         ),
         _ => None,
     };
-    // After the twins started: they take the judging gateway's arguments, and this one only
-    // is kept warm.
-    if let (Some(period), Some(judging)) = (&options.keep_warm, cluster.gateway.as_mut()) {
-        judging.restart_with(&format!("--keep-warm={period}")).await?;
+    let mut kept_warm = BTreeMap::new();
+    if let Some(judging) = cluster.gateway.as_ref() {
+        let period = judging.keep_warm().map(str::to_owned);
+        if matches!(options.baseline, Some(Baseline::SameGateway)) {
+            kept_warm.insert(Setup::Baseline, period.clone());
+        }
+        kept_warm.insert(Setup::Judging, period);
+    }
+    if let Some(baseline) = &baseline {
+        kept_warm.insert(Setup::Baseline, baseline.keep_warm().map(str::to_owned));
     }
     let judging_url = cluster.gateway.as_ref().map(|g| g.url.clone());
     let baseline_url = match &options.baseline {
@@ -152,7 +171,11 @@ pub async fn run(cluster: &mut Cluster, options: Options) -> anyhow::Result<Meas
     if let Some(baseline) = baseline {
         inside.insert(Setup::Baseline, gateway_times(&baseline.all_decisions()));
     }
-    Ok(Measured { samples, inside })
+    Ok(Measured {
+        samples,
+        inside,
+        kept_warm,
+    })
 }
 
 /// Times `options.samples` iterations (after `options.warmup` untimed ones), each sending every

@@ -84,6 +84,21 @@ pub fn markdown(measured: &Measured, context: &Context) -> String {
     if let Some(builds) = &context.builds {
         let _ = writeln!(out, "Gateway builds: {builds}.\n");
     }
+    if !measured.kept_warm.is_empty() {
+        let said: Vec<String> = measured
+            .kept_warm
+            .iter()
+            .map(|(setup, period)| match period {
+                Some(period) => format!("{} `--keep-warm={period}`", build_label(*setup)),
+                None => format!("{} off", build_label(*setup)),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Judged path kept warm between requests: {}.\n",
+            said.join(", the ")
+        );
+    }
     let _ = writeln!(
         out,
         "Dry-run requests timed at the client, through kube-apiserver {} on loopback ({} \
@@ -270,6 +285,16 @@ mod tests {
         );
         assert!(
             text.contains("| delete Pod | baseline | 0.150 | 0.150 |"),
+            "{text}"
+        );
+        assert!(!text.contains("kept warm"), "no period was recorded: {text}");
+        measured.kept_warm.insert(Setup::Judging, Some("2ms".to_owned()));
+        measured.kept_warm.insert(Setup::Baseline, None);
+        let text = markdown(&measured, &context());
+        assert!(
+            text.starts_with(
+                "Judged path kept warm between requests: this build `--keep-warm=2ms`, the baseline off.\n\n"
+            ),
             "{text}"
         );
     }

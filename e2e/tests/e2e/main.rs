@@ -11,6 +11,7 @@ mod endpoints;
 mod exhausting;
 mod faults;
 mod identities;
+mod kept_warm;
 mod ledger;
 mod model;
 mod partition;
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
     tests.extend(plugin::TESTS);
     tests.extend(faults::TESTS);
     tests.extend(ledger::TESTS);
+    tests.extend(kept_warm::TESTS);
     tests.extend(reality::TESTS);
     tests.extend(soak::TESTS);
     harness::main(&tests)

@@ -13,7 +13,7 @@ use crate::admission::Lane;
 use crate::admission::body::{Body, Intake};
 use crate::admission::evaluate::{Evaluator, Judged, Source};
 use crate::admission::parse::{Unreadable, parse_typed};
-use crate::admission::rehearsal::{self, Rehearsal};
+use crate::admission::rehearsal::{self, Due, Rehearsal, Rehearsed};
 use crate::admission::rejection::{refusal, status_response};
 use crate::admission::review::ReviewResponse;
 use crate::admission::{prefilter, verdict};
@@ -56,7 +56,7 @@ impl Admission {
             log,
             intake,
             stage_timings: false,
-            rehearsal: Rehearsal::new(std::time::Duration::ZERO),
+            rehearsal: Rehearsal::off(),
         }
     }
 
@@ -67,10 +67,11 @@ impl Admission {
         self
     }
 
-    /// Rehearses the last judged request after `period` without one (`--keep-warm`; zero: never).
+    /// Rehearses the last judged requests after `period` without one, for `window` after the
+    /// last one judged for real (`--keep-warm`, `--keep-warm-for`; a zero period: never).
     #[must_use]
-    pub fn with_keep_warm(mut self, period: std::time::Duration) -> Self {
-        self.rehearsal = Rehearsal::new(period);
+    pub fn with_keep_warm(mut self, period: std::time::Duration, window: std::time::Duration) -> Self {
+        self.rehearsal = Rehearsal::new(period, window);
         self
     }
 
@@ -79,36 +80,42 @@ impl Admission {
         self.rehearsal.period()
     }
 
+    /// Returns once a request is judged after a rehearsal found the path [`Rehearsed::Dormant`].
+    pub async fn rehearsals_resumed(&self) {
+        self.rehearsal.resumed().await;
+    }
+
     /// Rehearses a last judged request (each kept kind in turn) when none was judged for the `--keep-warm`
     /// period: the same reading, self-protection, plan, judging and answer as a request, with
-    /// nothing recorded and the answer dropped ([`rehearsal`](super::rehearsal)). Whether a
-    /// rehearsal was judged to its end.
-    pub fn rehearse(&self) -> bool {
-        let Some(body) = self.rehearsal.due(std::time::Instant::now()) else {
-            return false;
+    /// nothing recorded and the answer dropped ([`rehearsal`](super::rehearsal)).
+    pub fn rehearse(&self) -> Rehearsed {
+        let body = match self.rehearsal.due(std::time::Instant::now()) {
+            Due::Body(body) => body,
+            Due::NotYet => return Rehearsed::Skipped,
+            Due::Dormant => return Rehearsed::Dormant,
         };
         let Some(review) = WireReview::read(&body) else {
-            return false;
+            return Rehearsed::Skipped;
         };
         let source = Source::Wire(Box::new(review));
         let light = source.admission();
         let unnamed = unnamed_target(&source);
         let record = self.log.enabled().then(|| record_of(light, unnamed.as_deref()));
         if self.self_protection(light, unnamed.as_deref()).is_some() {
-            return false;
+            return Rehearsed::Skipped;
         }
         let enforced = self.policies.enforced();
         let plan = enforced.plans.plan(&enforced.set, light);
         if plan.candidates.is_empty() {
-            return false;
+            return Rehearsed::Skipped;
         }
         let uid = light.uid.clone();
         let Some(decision) = self.evaluator.rehearse(&enforced, &plan, source) else {
-            return false;
+            return Rehearsed::Skipped;
         };
         let answer = warp::reply::json(&verdict::respond(&uid, &decision)).into_response();
         drop((record, answer));
-        true
+        Rehearsed::Judged
     }
 
     /// The limits bodies are read under.
@@ -227,15 +234,13 @@ impl Admission {
             if plan.candidates.is_empty() {
                 allowed()
             } else {
-                if let Some(body) = body {
-                    let kind = rehearsal::Kind {
-                        operation: prefilter::operation_name(light),
-                        group: &light.resource.group,
-                        resource: &light.resource.resource,
-                        subresource: light.sub_resource.as_deref().unwrap_or_default(),
-                    };
-                    self.rehearsal.judged(body, kind);
-                }
+                let kind = rehearsal::Kind {
+                    operation: prefilter::operation_name(light),
+                    group: &light.resource.group,
+                    resource: &light.resource.resource,
+                    subresource: light.sub_resource.as_deref().unwrap_or_default(),
+                };
+                self.rehearsal.judged(body, kind);
                 let judged = self.evaluator.judge(&enforced, &plan, source).await;
                 stages::mark("evaluation end");
                 judged

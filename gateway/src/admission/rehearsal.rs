@@ -10,6 +10,11 @@
 //! and not rehearsed while marked). Its price is CPU: one judged request's warm work per period
 //! while the gateway is idle, none under load.
 //!
+//! How long: rehearsals go on for a window (`--keep-warm-for`) after the last request judged for
+//! real, then stop, and the rehearsing task sleeps until the next judged request wakes it: a
+//! quiet cluster's gateway costs nothing, one whose operators are at work stays warm between
+//! their requests.
+//!
 //! Which bodies are kept: the last judged review of each of the [`KEPT_KINDS`] kinds of request
 //! (operation and resource) judged most recently, rehearsed in turn, one per period; only reviews
 //! read in one pass, no larger than [`MAX_KEPT_BYTES`], and never a Secret's (its body would
@@ -19,6 +24,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use tokio::sync::Notify;
 
 /// The largest body kept for rehearsals: a larger one costs too much to judge again unasked.
 pub const MAX_KEPT_BYTES: usize = 64 * 1024;
@@ -37,12 +43,38 @@ pub struct Kind<'a> {
     pub subresource: &'a str,
 }
 
+/// What is due now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Due {
+    /// Rehearse this body.
+    Body(Bytes),
+    /// Nothing yet: the path was judged within the period, or nothing was kept.
+    NotYet,
+    /// Nothing until a request is judged again: none was for the window (or ever).
+    Dormant,
+}
+
+/// What became of one turn of the rehearsing task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rehearsed {
+    /// A rehearsal was judged to its end.
+    Judged,
+    /// None this turn: not idle yet, nothing kept, or the rehearsal was skipped on its way.
+    Skipped,
+    /// None until a request is judged again ([`Rehearsal::resumed`]).
+    Dormant,
+}
+
 /// The rehearsal state of one admission path.
 #[derive(Debug)]
 pub struct Rehearsal {
     /// How long the path may stay idle before a rehearsal (zero: never rehearsed).
     period: Duration,
+    /// How long after the last request judged for real rehearsals go on.
+    window: Duration,
     state: Mutex<State>,
+    /// Wakes the rehearsing task when a request is judged while it is dormant.
+    wake: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -53,15 +85,27 @@ struct State {
     turn: usize,
     /// When a request was last judged (a rehearsal included).
     judged_at: Option<Instant>,
+    /// When a request was last judged for real (rehearsals excluded).
+    requested_at: Option<Instant>,
+    /// Whether the rehearsing task was told nothing is due until a request is judged.
+    dormant: bool,
 }
 
 impl Rehearsal {
-    /// Rehearsals after `period` without a judged request; `Duration::ZERO` turns them off.
-    pub fn new(period: Duration) -> Self {
+    /// Rehearsals after `period` without a judged request, for `window` after the last one
+    /// judged for real; a zero `period` turns them off.
+    pub fn new(period: Duration, window: Duration) -> Self {
         Self {
             period,
+            window,
             state: Mutex::default(),
+            wake: Notify::new(),
         }
+    }
+
+    /// Rehearsals turned off.
+    pub fn off() -> Self {
+        Self::new(Duration::ZERO, Duration::ZERO)
     }
 
     /// Whether rehearsals run at all.
@@ -74,21 +118,32 @@ impl Rehearsal {
         self.period
     }
 
-    /// Notes a judged request of `kind` whose review is `body` (read in one pass); the body is
-    /// kept for rehearsals when it is fit to be.
-    pub fn judged(&self, body: &Bytes, kind: Kind<'_>) {
+    /// How long after the last request judged for real rehearsals go on.
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+
+    /// Notes a judged request of `kind` whose review is `body` (`None`: not read in one pass);
+    /// the body is kept for rehearsals when it is fit to be. Wakes a dormant rehearsing task.
+    pub fn judged(&self, body: Option<&Bytes>, kind: Kind<'_>) {
         if !self.enabled() {
             return;
         }
-        let fit = body.len() <= MAX_KEPT_BYTES && !(kind.group.is_empty() && kind.resource == "secrets");
+        let secret = kind.group.is_empty() && kind.resource == "secrets";
+        let fit = body.filter(|body| body.len() <= MAX_KEPT_BYTES && !secret);
         let mut state = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        state.judged_at = Some(Instant::now());
-        if !fit {
-            return;
+        let now = Instant::now();
+        state.judged_at = Some(now);
+        state.requested_at = Some(now);
+        if std::mem::take(&mut state.dormant) {
+            self.wake.notify_one();
         }
+        let Some(body) = fit else {
+            return;
+        };
         let key = match state.kept.iter().position(|(key, _)| key.is(&kind)) {
             Some(at) => state.kept.remove(at).0,
             None => {
@@ -101,26 +156,40 @@ impl Rehearsal {
         state.kept.push((key, body.clone()));
     }
 
-    /// The body to rehearse now (`now`), if the path has been idle for a period and a body was
-    /// kept: each kept kind in turn. The rehearsal counts as a judged request.
-    pub fn due(&self, now: Instant) -> Option<Bytes> {
+    /// What is due at `now`: a body to rehearse if the path has been idle for a period within
+    /// the window and a body was kept (each kept kind in turn; the rehearsal counts as judged),
+    /// or [`Due::Dormant`] once the window has passed (until [`Self::resumed`]).
+    pub fn due(&self, now: Instant) -> Due {
         if !self.enabled() {
-            return None;
+            return Due::Dormant;
         }
         let mut state = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let within_window = state
+            .requested_at
+            .is_some_and(|at| now.saturating_duration_since(at) < self.window);
+        if !within_window {
+            state.dormant = true;
+            return Due::Dormant;
+        }
         let idle = state
             .judged_at
             .is_none_or(|at| now.saturating_duration_since(at) >= self.period);
         if !idle || state.kept.is_empty() {
-            return None;
+            return Due::NotYet;
         }
         let at = state.turn % state.kept.len();
         state.turn = at + 1;
         state.judged_at = Some(now);
-        Some(state.kept[at].1.clone())
+        Due::Body(state.kept[at].1.clone())
+    }
+
+    /// Returns once a request was judged after [`Due::Dormant`] was last answered (at once if one
+    /// already was).
+    pub async fn resumed(&self) {
+        self.wake.notified().await;
     }
 }
 
@@ -157,6 +226,7 @@ mod tests {
     use super::*;
 
     const PERIOD: Duration = Duration::from_millis(5);
+    const WINDOW: Duration = Duration::from_secs(60);
 
     fn kind<'a>(operation: &'a str, resource: &'a str) -> Kind<'a> {
         Kind {
@@ -167,45 +237,55 @@ mod tests {
         }
     }
 
+    /// The first byte of the body due at `at`.
+    fn rehearsed(rehearsal: &Rehearsal, at: Instant) -> u8 {
+        match rehearsal.due(at) {
+            Due::Body(body) => body[0],
+            other => panic!("no body due: {other:?}"),
+        }
+    }
+
     #[test]
     fn a_judged_body_is_rehearsed_once_the_path_was_idle_for_a_period() {
-        let rehearsal = Rehearsal::new(PERIOD);
+        let rehearsal = Rehearsal::new(PERIOD, WINDOW);
         let body = Bytes::from_static(b"{\"review\":1}");
-        let start = Instant::now();
-        assert_eq!(rehearsal.due(start), None, "nothing judged yet");
-        rehearsal.judged(&body, kind("DELETE", "pods"));
-        assert_eq!(rehearsal.due(Instant::now()), None, "judged just now: warm");
+        rehearsal.judged(Some(&body), kind("DELETE", "pods"));
+        assert_eq!(
+            rehearsal.due(Instant::now()),
+            Due::NotYet,
+            "judged just now: warm"
+        );
         let later = Instant::now() + PERIOD;
-        assert_eq!(rehearsal.due(later), Some(body.clone()));
+        assert_eq!(rehearsal.due(later), Due::Body(body.clone()));
         assert_eq!(
             rehearsal.due(later),
-            None,
+            Due::NotYet,
             "the rehearsal itself counts as judged"
         );
-        assert_eq!(rehearsal.due(later + PERIOD), Some(body));
+        assert_eq!(rehearsal.due(later + PERIOD), Due::Body(body));
     }
 
     #[test]
     fn the_kinds_judged_last_are_rehearsed_in_turn_each_with_its_latest_body() {
-        let rehearsal = Rehearsal::new(PERIOD);
+        let rehearsal = Rehearsal::new(PERIOD, WINDOW);
         let body = |n: u8| Bytes::from(vec![n]);
-        rehearsal.judged(&body(1), kind("DELETE", "pods"));
-        rehearsal.judged(&body(2), kind("UPDATE", "statefulsets"));
-        rehearsal.judged(&body(3), kind("DELETE", "pods"));
+        rehearsal.judged(Some(&body(1)), kind("DELETE", "pods"));
+        rehearsal.judged(Some(&body(2)), kind("UPDATE", "statefulsets"));
+        rehearsal.judged(Some(&body(3)), kind("DELETE", "pods"));
         let mut at = Instant::now();
         let mut next = || {
             at += PERIOD;
-            rehearsal.due(at).unwrap()[0]
+            rehearsed(&rehearsal, at)
         };
         assert_eq!([next(), next(), next(), next()], [2, 3, 2, 3]);
         for n in 4..=8 {
-            rehearsal.judged(&body(n), kind("DELETE", &format!("kind-{n}")));
+            rehearsal.judged(Some(&body(n)), kind("DELETE", &format!("kind-{n}")));
         }
         let mut at = Instant::now();
         let mut seen: Vec<u8> = (0..KEPT_KINDS)
             .map(|_| {
                 at += PERIOD;
-                rehearsal.due(at).unwrap()[0]
+                rehearsed(&rehearsal, at)
             })
             .collect();
         seen.sort_unstable();
@@ -213,19 +293,67 @@ mod tests {
     }
 
     #[test]
-    fn secrets_and_large_bodies_are_not_kept_but_still_count_as_judged() {
-        let rehearsal = Rehearsal::new(PERIOD);
+    fn secrets_large_and_unkept_bodies_are_not_kept_but_still_count_as_judged() {
+        let rehearsal = Rehearsal::new(PERIOD, WINDOW);
         let pod = Bytes::from_static(b"{\"pod\":1}");
-        rehearsal.judged(&pod, kind("DELETE", "pods"));
-        rehearsal.judged(&Bytes::from_static(b"{\"secret\":1}"), kind("DELETE", "secrets"));
+        rehearsal.judged(Some(&pod), kind("DELETE", "pods"));
+        let start = Instant::now();
+        rehearsal.judged(
+            Some(&Bytes::from_static(b"{\"secret\":1}")),
+            kind("DELETE", "secrets"),
+        );
         let large = Bytes::from(vec![b' '; MAX_KEPT_BYTES + 1]);
-        rehearsal.judged(&large, kind("UPDATE", "configmaps"));
-        assert_eq!(rehearsal.due(Instant::now()), None, "judged just now");
-        assert_eq!(rehearsal.due(Instant::now() + PERIOD), Some(pod.clone()));
+        rehearsal.judged(Some(&large), kind("UPDATE", "configmaps"));
+        rehearsal.judged(None, kind("UPDATE", "deployments"));
+        assert_eq!(rehearsal.due(start), Due::NotYet, "judged just now");
+        assert_eq!(rehearsal.due(Instant::now() + PERIOD), Due::Body(pod.clone()));
         assert_eq!(
             rehearsal.due(Instant::now() + PERIOD * 2),
-            Some(pod),
+            Due::Body(pod),
             "the only body kept"
+        );
+    }
+
+    #[test]
+    fn rehearsals_stop_a_window_after_the_last_request_and_a_request_resumes_them() {
+        let window = Duration::from_millis(50);
+        let rehearsal = Rehearsal::new(PERIOD, window);
+        assert_eq!(rehearsal.due(Instant::now()), Due::Dormant, "nothing judged yet");
+        let body = Bytes::from_static(b"{}");
+        rehearsal.judged(Some(&body), kind("DELETE", "pods"));
+        let requested = Instant::now();
+        let mut at = requested;
+        while at + PERIOD < requested + window {
+            at += PERIOD;
+            assert_eq!(rehearsal.due(at), Due::Body(body.clone()), "within the window");
+        }
+        assert_eq!(
+            rehearsal.due(requested + window + PERIOD),
+            Due::Dormant,
+            "rehearsals do not extend the window"
+        );
+        rehearsal.judged(Some(&body), kind("DELETE", "pods"));
+        assert_eq!(rehearsal.due(Instant::now() + PERIOD), Due::Body(body));
+    }
+
+    #[tokio::test]
+    async fn a_judged_request_wakes_the_dormant_rehearsals_and_only_then() {
+        let rehearsal = Rehearsal::new(PERIOD, WINDOW);
+        assert_eq!(rehearsal.due(Instant::now()), Due::Dormant);
+        let wait = Duration::from_millis(50);
+        assert!(
+            tokio::time::timeout(wait, rehearsal.resumed()).await.is_err(),
+            "nothing judged: still dormant"
+        );
+        rehearsal.judged(Some(&Bytes::from_static(b"{}")), kind("DELETE", "pods"));
+        assert!(
+            tokio::time::timeout(wait, rehearsal.resumed()).await.is_ok(),
+            "the request judged after dormancy was told wakes the task"
+        );
+        rehearsal.judged(Some(&Bytes::from_static(b"{}")), kind("DELETE", "pods"));
+        assert!(
+            tokio::time::timeout(wait, rehearsal.resumed()).await.is_err(),
+            "a request while awake leaves no wake-up behind"
         );
     }
 
@@ -244,9 +372,12 @@ mod tests {
 
     #[test]
     fn a_zero_period_keeps_nothing() {
-        let rehearsal = Rehearsal::new(Duration::ZERO);
-        rehearsal.judged(&Bytes::from_static(b"{}"), kind("DELETE", "pods"));
+        let rehearsal = Rehearsal::off();
+        rehearsal.judged(Some(&Bytes::from_static(b"{}")), kind("DELETE", "pods"));
         assert!(!rehearsal.enabled());
-        assert_eq!(rehearsal.due(Instant::now() + Duration::from_secs(60)), None);
+        assert_eq!(
+            rehearsal.due(Instant::now() + Duration::from_secs(60)),
+            Due::Dormant
+        );
     }
 }

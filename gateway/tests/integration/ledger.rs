@@ -2,7 +2,8 @@
 //! recorded and counts against the `history` budgets of the requests after it — the built-in
 //! pack's `suture-disruption-rate` on the `database` snapshot. Two replicas sharing the ledger
 //! through the API server are tested against a real control plane (`e2e`). Rehearsals of an idle
-//! path (`--keep-warm`) judge against the ledger and record nothing.
+//! path (`--keep-warm`) judge against the ledger and record nothing, and stop a window
+//! (`--keep-warm-for`) after the last request.
 
 use crate::common;
 
@@ -109,6 +110,8 @@ async fn rehearsals_of_an_idle_path_are_judged_and_leave_no_trace() {
         params.to_str().unwrap(),
         "--keep-warm",
         "5ms",
+        "--keep-warm-for",
+        "1s",
         "--decision-log",
         log.to_str().unwrap(),
     ])
@@ -146,6 +149,37 @@ async fn rehearsals_of_an_idle_path_are_judged_and_leave_no_trace() {
         Some(2),
         "{metrics}"
     );
+
+    // The window passes without a request: rehearsals stop.
+    let rehearsed = || async {
+        let (_, metrics) = gateway.ops("/metrics").await;
+        figure(&metrics, "suture_gateway_rehearsals_total").unwrap_or_default()
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let settled = rehearsed().await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(rehearsed().await, settled, "rehearsals after the window");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_shorter_than_the_period_is_refused_at_start() {
+    let argv = [
+        "suture-gateway",
+        "--self-signed",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--keep-warm",
+        "1s",
+        "--keep-warm-for",
+        "500ms",
+    ];
+    let config = <suture_gateway::config::Config as clap::Parser>::try_parse_from(argv).unwrap();
+    let Err(error) = suture_gateway::run::start(config, suture_gateway::run::Hooks::default()).await else {
+        panic!("started with no rehearsal possible");
+    };
+    assert!(error.to_string().contains("--keep-warm-for"), "{error:#}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,9 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::exit::{Exit, Failure, OrExit};
-use crate::install::{self, FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, WebhookUrl, names};
+use crate::install::{
+    self, DEFAULT_KEEP_WARM, FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, WebhookUrl, names,
+};
 
 /// The webhook's failure policy, as the flag reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -93,11 +95,17 @@ pub struct InstallArgs {
     pub webhook_url: Option<WebhookUrl>,
 
     /// Keep the gateway's judged path warm: after this long without a judged request it
-    /// rehearses the last one (nothing recorded), so an operator's next request does not find
-    /// the CPU caches cold. Costs about 1% of a core per replica at 5ms while idle (README,
-    /// "Latency inside kube-apiserver"). Off when not given
-    #[arg(long, value_name = "DURATION", value_parser = parse_keep_warm)]
-    pub keep_warm: Option<String>,
+    /// rehearses the last ones (nothing recorded), so an operator's next request does not find
+    /// the CPU caches cold. Costs about 2% of a core per replica at 2ms while operators are at
+    /// work, nothing once --keep-warm-for has passed without a request (README, "Latency inside
+    /// kube-apiserver"). 0s: off
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_KEEP_WARM, value_parser = parse_period)]
+    pub keep_warm: Period,
+
+    /// How long after the last judged request the gateway keeps rehearsing [default: the
+    /// gateway's, 1m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_period)]
+    pub keep_warm_for: Option<Period>,
 
     /// Write one file per object into DIR instead of one stream to stdout
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
@@ -140,18 +148,58 @@ fn parse_service_account(text: &str) -> Result<String, String> {
     }
 }
 
-/// A `--keep-warm` period as the gateway reads it: a positive number with `ms`, `s` or `m`.
-fn parse_keep_warm(text: &str) -> Result<String, String> {
+/// A period passed on to the gateway as written (`--keep-warm`, `--keep-warm-for`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Period {
+    /// As the gateway reads it, e.g. `2ms`.
+    pub text: String,
+    /// Its length in seconds.
+    pub seconds: f64,
+}
+
+/// A period as the gateway reads it: a number with `ms`, `s` or `m` (zero allowed).
+fn parse_period(text: &str) -> Result<Period, String> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    match (number.parse::<f64>(), unit) {
-        (Ok(value), "ms" | "s" | "m") if value > 0.0 && value.is_finite() => Ok(text.to_owned()),
+    let scale = match unit {
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => 0.0,
+    };
+    match number.parse::<f64>() {
+        Ok(value) if scale > 0.0 && value.is_finite() && value >= 0.0 => Ok(Period {
+            text: text.to_owned(),
+            seconds: value * scale,
+        }),
         _ => Err(format!(
-            "`{text}` is not a period the gateway reads (write e.g. 5ms or 1s)"
+            "`{text}` is not a period the gateway reads (write e.g. 2ms, 1s or 1m)"
         )),
     }
+}
+
+/// The `--keep-warm` period to render and its `--keep-warm-for` window, checked as the gateway
+/// would check them: none when `--keep-warm` is zero.
+fn keep_warm(args: &InstallArgs) -> Result<(Option<String>, Option<String>), Failure> {
+    if args.keep_warm.seconds == 0.0 {
+        return Ok((None, None));
+    }
+    let window = args.keep_warm_for.as_ref();
+    if let Some(window) = window
+        && window.seconds < args.keep_warm.seconds
+    {
+        return Err(Failure::usage(anyhow::anyhow!(
+            "--keep-warm-for {} is shorter than --keep-warm {}: no rehearsal would run",
+            window.text,
+            args.keep_warm.text
+        )));
+    }
+    Ok((
+        Some(args.keep_warm.text.clone()),
+        window.map(|window| window.text.clone()),
+    ))
 }
 
 fn parse_webhook_url(text: &str) -> Result<WebhookUrl, String> {
@@ -248,6 +296,7 @@ pub fn options(args: &InstallArgs) -> Result<InstallOptions, Failure> {
             identities.push(account.clone());
         }
     }
+    let (keep_warm, keep_warm_for) = keep_warm(args)?;
     Ok(InstallOptions {
         namespace: args.namespace.clone(),
         image: args.image.clone().unwrap_or_else(names::default_image),
@@ -262,7 +311,8 @@ pub fn options(args: &InstallArgs) -> Result<InstallOptions, Failure> {
         timeout_seconds: args.timeout_seconds,
         tls: tls(args)?,
         webhook_url: args.webhook_url.clone(),
-        keep_warm: args.keep_warm.clone(),
+        keep_warm,
+        keep_warm_for,
     })
 }
 

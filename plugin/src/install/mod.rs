@@ -14,7 +14,10 @@ mod webhook;
 mod workload;
 
 pub use document::{Document, InstallError, stream};
-pub use options::{FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, WebhookUrl, WebhookUrlError};
+pub use options::{
+    DEFAULT_KEEP_WARM, FailurePolicy, InstallOptions, IssuerRef, Tls, TlsMaterial, WebhookUrl,
+    WebhookUrlError,
+};
 pub use parse::{Manifest, ParseError, parse_stream};
 pub use rbac::WATCHED;
 

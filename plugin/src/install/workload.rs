@@ -50,6 +50,9 @@ pub fn args(options: &InstallOptions) -> Vec<String> {
     );
     if let Some(period) = &options.keep_warm {
         args.push(format!("--keep-warm={period}"));
+        if let Some(window) = &options.keep_warm_for {
+            args.push(format!("--keep-warm-for={window}"));
+        }
     }
     args
 }

@@ -338,6 +338,12 @@ mod tests {
         assert_eq!(config.decision_log, "stdout");
         assert_eq!(config.ledger_flush, Duration::from_millis(250));
         assert_eq!(config.ledger_queue, 4096);
+        assert_eq!(
+            config.keep_warm,
+            Duration::ZERO,
+            "the binary rehearses only when asked"
+        );
+        assert_eq!(config.keep_warm_for, Duration::from_secs(60));
         assert!(!config.offline());
         let named = Config::try_parse_from([
             "suture-gateway",

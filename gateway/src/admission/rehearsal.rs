@@ -118,11 +118,6 @@ impl Rehearsal {
         self.period
     }
 
-    /// How long after the last request judged for real rehearsals go on.
-    pub fn window(&self) -> Duration {
-        self.window
-    }
-
     /// Notes a judged request of `kind` whose review is `body` (`None`: not read in one pass);
     /// the body is kept for rehearsals when it is fit to be. Wakes a dormant rehearsing task.
     pub fn judged(&self, body: Option<&Bytes>, kind: Kind<'_>) {
@@ -297,7 +292,7 @@ mod tests {
         let rehearsal = Rehearsal::new(PERIOD, WINDOW);
         let pod = Bytes::from_static(b"{\"pod\":1}");
         rehearsal.judged(Some(&pod), kind("DELETE", "pods"));
-        let start = Instant::now();
+        let after_pod = Instant::now();
         rehearsal.judged(
             Some(&Bytes::from_static(b"{\"secret\":1}")),
             kind("DELETE", "secrets"),
@@ -305,7 +300,11 @@ mod tests {
         let large = Bytes::from(vec![b' '; MAX_KEPT_BYTES + 1]);
         rehearsal.judged(Some(&large), kind("UPDATE", "configmaps"));
         rehearsal.judged(None, kind("UPDATE", "deployments"));
-        assert_eq!(rehearsal.due(start), Due::NotYet, "judged just now");
+        assert_eq!(
+            rehearsal.due(after_pod + PERIOD),
+            Due::NotYet,
+            "judged after the pod: the unkept requests count as judged"
+        );
         assert_eq!(rehearsal.due(Instant::now() + PERIOD), Due::Body(pod.clone()));
         assert_eq!(
             rehearsal.due(Instant::now() + PERIOD * 2),

@@ -157,19 +157,11 @@ impl Gateway {
         let port = free_port()?;
         let url = format!("https://{}:{port}", cluster.gateway_host);
         let manifests = dir.join("manifests");
-        let mut render = Command::new(binaries::path("kubectl-suture")?);
-        render
-            .args(["install", "--self-signed", "--webhook-url", &url, "-o"])
-            .arg(&manifests);
-        for account in service_accounts {
-            render.args(["--service-account", account]);
-        }
-        let out = render.output()?;
-        anyhow::ensure!(
-            out.status.success(),
-            "kubectl suture install: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let manifests_dir = manifests.display().to_string();
+        render_install(
+            &["--self-signed", "--webhook-url", &url, "-o", &manifests_dir],
+            service_accounts,
+        )?;
         let applied = scene::kubectl(
             cluster,
             &[
@@ -349,6 +341,16 @@ impl Gateway {
         Ok(http_get(&self.metrics, "/metrics").await?.1)
     }
 
+    /// The value of the unlabelled series `series` in the gateway's `/metrics` (0 when absent).
+    pub async fn metric(&self, series: &str) -> anyhow::Result<f64> {
+        let text = self.metrics_text().await?;
+        Ok(text
+            .lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or(0.0))
+    }
+
     /// A `--noop` twin of this gateway, started: the same certificate, TLS/HTTP stack and body
     /// handling, answering every review allowed without evaluating (the latency floor of a
     /// webhook hop). It runs from its own copy of the binary ([`own_copy`]).
@@ -504,8 +506,14 @@ impl Gateway {
 /// `--webhook-url`) renders into the gateway's Deployment for `service_accounts`: the gateway on
 /// this host rehearses as a replica in the cluster would.
 fn in_cluster_keep_warm(service_accounts: &[&str]) -> anyhow::Result<Vec<String>> {
+    let stream = render_install(&["--self-signed"], service_accounts)?;
+    keep_warm_args(&stream)
+}
+
+/// `kubectl suture install` with `args`, judging `service_accounts`: what it printed.
+fn render_install(args: &[&str], service_accounts: &[&str]) -> anyhow::Result<String> {
     let mut render = Command::new(binaries::path("kubectl-suture")?);
-    render.args(["install", "--self-signed"]);
+    render.arg("install").args(args);
     for account in service_accounts {
         render.args(["--service-account", account]);
     }
@@ -515,8 +523,7 @@ fn in_cluster_keep_warm(service_accounts: &[&str]) -> anyhow::Result<Vec<String>
         "kubectl suture install: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stream = String::from_utf8(out.stdout).context("the install is not UTF-8")?;
-    keep_warm_args(&stream)
+    String::from_utf8(out.stdout).context("the install is not UTF-8")
 }
 
 /// The `--keep-warm` arguments of the gateway Deployment in an install's YAML `stream`.

@@ -11,6 +11,7 @@ pub mod harness;
 pub mod kubeconfig;
 pub mod latency;
 pub mod reality;
+pub mod reviews;
 pub mod scene;
 pub mod scenes;
 pub mod simulator;

@@ -246,6 +246,26 @@ where
     .await
 }
 
+/// The suite's gateway installed and the database scene (`replicas` members, a budget keeping
+/// `min_available`) built in `namespace`, Ready and in the gateway's model; the judged
+/// `e2e-operators/db-operator`, returned.
+pub async fn judged_database(
+    cluster: &mut Cluster,
+    namespace: &str,
+    replicas: u32,
+    min_available: u32,
+) -> anyhow::Result<Operator> {
+    let operator = operator(cluster, "e2e-operators", "db-operator").await?;
+    crate::gateway::ensure(cluster).await?;
+    apply(
+        cluster,
+        &crate::scenes::database(namespace, replicas, min_available),
+    )?;
+    statefulset_ready(cluster, namespace, "db").await?;
+    gateway_sees(&operator, namespace).await?;
+    Ok(operator)
+}
+
 /// Waits until the gateway's live model holds the workloads of `namespace`: a dry-run delete of
 /// the namespace by `operator` is refused by the pack for what it holds (asked of the gateway through
 /// kube-apiserver, as every judged request is).

@@ -7,11 +7,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use suture_e2e::Cluster;
-use suture_e2e::gateway::{self, Gateway};
+use suture_e2e::gateway::Gateway;
 use suture_e2e::harness::{Test, TestFuture};
-use suture_e2e::{scene, scenes, wait};
+use suture_e2e::{reviews, scene, wait};
 
 pub const TESTS: [Test; 1] = [Test {
     name: "kept_warm::a_replica_rehearses_while_idle_records_nothing_and_sleeps_after_its_window",
@@ -29,39 +29,11 @@ const WINDOW: Duration = Duration::from_secs(3);
 
 /// A DELETE of pod `pod` of the scene by [`OPERATOR`], as kube-apiserver sends it.
 fn pod_delete(uid: &str, pod: &str, dry_run: bool) -> Value {
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
-            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
-            "name": pod,
-            "namespace": NS,
-            "operation": "DELETE",
-            "userInfo": {"username": OPERATOR, "groups": ["system:serviceaccounts", "system:serviceaccounts:e2e-kept-warm", "system:authenticated"]},
-            "object": null,
-            "oldObject": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod, "namespace": NS, "labels": {"app": "db"}}},
-            "dryRun": dry_run,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
-        }
-    })
-}
-
-/// A series of `replica`'s /metrics (0 when absent).
-async fn figure(replica: &Gateway, series: &str) -> anyhow::Result<f64> {
-    let text = replica.metrics_text().await?;
-    Ok(text
-        .lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
-        .and_then(|value| value.trim().parse().ok())
-        .unwrap_or(0.0))
+    reviews::pod_delete(uid, NS, pod, OPERATOR, dry_run)
 }
 
 async fn rehearsals(replica: &Gateway) -> anyhow::Result<f64> {
-    figure(replica, "suture_gateway_rehearsals_total").await
+    replica.metric("suture_gateway_rehearsals_total").await
 }
 
 /// The judged requests `replica` has answered (every verdict).
@@ -91,11 +63,7 @@ fn a_replica_rehearses_while_idle_records_nothing_and_sleeps_after_its_window(
     cluster: &mut Cluster,
 ) -> TestFuture<'_> {
     Box::pin(async move {
-        let op = scene::operator(cluster, "e2e-operators", "db-operator").await?;
-        gateway::ensure(cluster).await?;
-        scene::apply(cluster, &scenes::database(NS, 3, 1))?;
-        scene::statefulset_ready(cluster, NS, "db").await?;
-        scene::gateway_sees(&op, NS).await?;
+        scene::judged_database(cluster, NS, 3, 1).await?;
         let Some(main) = cluster.gateway.as_ref() else {
             anyhow::bail!("no gateway");
         };
@@ -127,12 +95,12 @@ fn a_replica_rehearses_while_idle_records_nothing_and_sleeps_after_its_window(
             rehearsals(&replica).await? == 0.0,
             "rehearsals before any request was judged"
         );
-        let before = figure(&replica, RECORDS).await?;
+        let before = replica.metric(RECORDS).await?;
 
         let answer = replica.post_review(&pod_delete("kept-warm-1", "db-0", false))?;
         anyhow::ensure!(answer["allowed"] == true, "the deletion was refused: {answer}");
         until_rehearsed(&replica, 100.0).await?;
-        let held = figure(&replica, RECORDS).await?;
+        let held = replica.metric(RECORDS).await?;
         anyhow::ensure!(
             held == before + 1.0,
             "the ledger holds {held} records after the admitted deletion and its rehearsals, \
@@ -161,7 +129,7 @@ fn a_replica_rehearses_while_idle_records_nothing_and_sleeps_after_its_window(
         let answer = replica.post_review(&pod_delete("kept-warm-2", "db-1", true))?;
         anyhow::ensure!(answer["allowed"] == true, "the dry run was refused: {answer}");
         until_rehearsed(&replica, later + 50.0).await?;
-        let held = figure(&replica, RECORDS).await?;
+        let held = replica.metric(RECORDS).await?;
         anyhow::ensure!(held == before + 1.0, "a dry run and its rehearsals were recorded");
         let mut replica = replica;
         replica.check_alive()?;

@@ -10,11 +10,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams};
-use serde_json::{Value, json};
+use serde_json::Value;
 use suture_e2e::Cluster;
-use suture_e2e::gateway::{self, Gateway, LEDGER_IDENTITY, NAMESPACE};
+use suture_e2e::gateway::{Gateway, LEDGER_IDENTITY, NAMESPACE};
 use suture_e2e::harness::{Test, TestFuture};
-use suture_e2e::{scene, scenes, wait};
+use suture_e2e::{reviews, scene, wait};
 
 pub const TESTS: [Test; 1] = [Test {
     name: "ledger::two_replicas_hold_operators_to_one_budget_that_survives_a_restart",
@@ -26,25 +26,7 @@ const OPERATOR: &str = "system:serviceaccount:e2e-operators:db-operator";
 
 /// A DELETE of pod `pod` of the scene by the operator, as kube-apiserver sends it.
 fn pod_delete(uid: &str, pod: &str) -> Value {
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": uid,
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
-            "requestResource": {"group": "", "version": "v1", "resource": "pods"},
-            "name": pod,
-            "namespace": NS,
-            "operation": "DELETE",
-            "userInfo": {"username": OPERATOR, "groups": ["system:serviceaccounts", "system:serviceaccounts:e2e-operators", "system:authenticated"]},
-            "object": null,
-            "oldObject": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod, "namespace": NS, "labels": {"app": "db"}}},
-            "dryRun": false,
-            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
-        }
-    })
+    reviews::pod_delete(uid, NS, pod, OPERATOR, false)
 }
 
 /// (allowed, message) of a replica's answer.
@@ -58,12 +40,8 @@ fn verdict(response: &Value) -> (bool, String) {
 
 /// The records `replica` judges with now (its own and the other replicas').
 async fn records(replica: &Gateway) -> anyhow::Result<u64> {
-    let text = replica.metrics_text().await?;
-    Ok(text
-        .lines()
-        .find_map(|l| l.strip_prefix("suture_gateway_ledger_records "))
-        .and_then(|n| n.trim().parse::<u64>().ok())
-        .unwrap_or(0))
+    // A count, exact in an f64.
+    Ok(replica.metric("suture_gateway_ledger_records").await? as u64)
 }
 
 /// Waits until `replica` judges with at least `records` records.
@@ -93,11 +71,7 @@ fn two_replicas_hold_operators_to_one_budget_that_survives_a_restart(
     cluster: &mut Cluster,
 ) -> TestFuture<'_> {
     Box::pin(async move {
-        let op = scene::operator(cluster, "e2e-operators", "db-operator").await?;
-        gateway::ensure(cluster).await?;
-        scene::apply(cluster, &scenes::database(NS, 3, 1))?;
-        scene::statefulset_ready(cluster, NS, "db").await?;
-        scene::gateway_sees(&op, NS).await?;
+        let op = scene::judged_database(cluster, NS, 3, 1).await?;
         let Some(a) = cluster.gateway.as_ref() else {
             anyhow::bail!("no gateway");
         };

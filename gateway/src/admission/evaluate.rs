@@ -313,7 +313,15 @@ impl Evaluator {
                 only: Some(&task_candidates),
                 ..EvalContext::default()
             };
-            let decision = judge_request(&ledger, &task_set, &request, &*view, reads_history, &base);
+            let decision = judge_request(
+                &ledger,
+                &task_set,
+                &request,
+                &*view,
+                reads_history,
+                &base,
+                Recording::Admitted,
+            );
             drop(view);
             with_summary(decision, summarize)
         });
@@ -366,6 +374,30 @@ impl Evaluator {
         // (before their shape is found heavy), a cheap request judged here does not queue behind
         // them. Under many connections of cheap requests this costs throughput (README,
         // "The inline trial under load").
+        let decision = self.trial(set, candidates, shape, reads_history, source, Recording::Admitted)?;
+        let (decision, impact) = with_summary(decision, self.summarize_impact);
+        Ok(Judged {
+            decision,
+            failure: None,
+            impact,
+            lane: Some(Lane::Inline),
+        })
+    }
+
+    /// Judges `source` on this async worker under the trial allowance when a slot is free and no
+    /// writer holds the model at once (else gives it back as it came): the decision when the
+    /// trial concluded; otherwise the request, finished, for the pool to judge — when the
+    /// allowance did not suffice (requests of its shape then skip the trial for a while), the
+    /// ledger's turn was taken, or the evaluation panicked. Tests' hooks never run here.
+    fn trial(
+        &self,
+        set: &PolicySet,
+        candidates: &[Arc<Policy>],
+        shape: Shape,
+        reads_history: bool,
+        source: Source,
+        recording: Recording,
+    ) -> Result<Decision, Source> {
         if self.inline_cost == 0 || self.hook.is_some() {
             return Err(source);
         }
@@ -385,21 +417,20 @@ impl Evaluator {
                 only: Some(candidates),
                 ..EvalContext::default()
             };
-            judge_request(&self.ledger, set, &request, &*view, reads_history, &base)
+            judge_request(
+                &self.ledger,
+                set,
+                &request,
+                &*view,
+                reads_history,
+                &base,
+                recording,
+            )
         }));
         drop(view);
         drop(permit);
         match judged {
-            Ok(decision) if trial.concluded() => {
-                let (decision, impact) = with_summary(decision, self.summarize_impact);
-                Ok(Judged {
-                    decision,
-                    failure: None,
-                    impact,
-                    lane: Some(Lane::Inline),
-                })
-            }
-            // Needed more than the allowance: the next requests of its shape skip the trial.
+            Ok(decision) if trial.concluded() => Ok(decision),
             Ok(_) if trial.exhausted() => {
                 self.beyond_trial.mark(shape);
                 Err(Source::Parsed(Box::new(request)))
@@ -409,13 +440,13 @@ impl Evaluator {
         }
     }
 
-    /// Judges `source` as a rehearsal ([`rehearsal`](super::rehearsal)): on this worker, within
-    /// the inline allowance, only when a slot is free, the model is not being written and no
-    /// candidate waits for it to be current; against the ledger's view without recording, and
-    /// without marking any shape heavy. Shapes whose trial ran out lately (a request's or a
-    /// rehearsal's, which then marks it as a request's would) are not rehearsed: each rehearsal
-    /// would spend the whole allowance for nothing. The decision is the request's only when the
-    /// trial concluded; `None` when the rehearsal was skipped or did not conclude.
+    /// Judges `source` as a rehearsal ([`rehearsal`](super::rehearsal)): the inline trial
+    /// ([`Self::trial`]), only when no candidate waits for the model to be current; against the
+    /// ledger's view without recording, and without marking any shape heavy. Shapes whose trial
+    /// ran out lately (a request's or a rehearsal's, which then marks it as a request's would)
+    /// are not rehearsed: each rehearsal would spend the whole allowance for nothing. The
+    /// decision is the request's only when the trial concluded; `None` when the rehearsal was
+    /// skipped or did not conclude.
     pub fn rehearse(&self, enforced: &Enforced, plan: &Plan, source: Source) -> Option<Decision> {
         if self.inline_cost == 0
             || self.hook.is_some()
@@ -425,36 +456,15 @@ impl Evaluator {
         {
             return None;
         }
-        let permit = Arc::clone(&self.slots).try_acquire_owned().ok()?;
-        let view = self.model.try_read()?;
-        let request = source.into_request();
-        let trial = Trial::new(self.inline_cost);
-        let decision = catch_unwind(AssertUnwindSafe(|| {
-            let base = EvalContext {
-                trial: Some(&trial),
-                live: self.model.mirrors_cluster(),
-                only: Some(&plan.candidates),
-                ..EvalContext::default()
-            };
-            if plan.reads_history {
-                judge_against_ledger(
-                    &self.ledger,
-                    &enforced.set,
-                    &request,
-                    &*view,
-                    &base,
-                    chrono::Utc::now(),
-                )
-            } else {
-                policies_cel::evaluate_in(&enforced.set, &request, &*view, &base)
-            }
-        }));
-        drop(view);
-        drop(permit);
-        if trial.exhausted() {
-            self.beyond_trial.mark(plan.shape);
-        }
-        decision.ok().filter(|_| trial.concluded())
+        self.trial(
+            &enforced.set,
+            &plan.candidates,
+            plan.shape,
+            plan.reads_history,
+            source,
+            Recording::Nothing,
+        )
+        .ok()
     }
 
     /// Marks `shape` heavy when its evaluation took `took` or longer than the threshold.
@@ -470,7 +480,8 @@ impl Evaluator {
     }
 }
 
-/// Judges `request` (against the ledger when a candidate reads `history`) in `base`'s context:
+/// Judges `request` (against the ledger when a candidate reads `history`, recording what it
+/// admits as `recording` says) in `base`'s context:
 /// within its trial's allowance when there is one (the decision is the request's when the trial
 /// concluded), and with its `live` (the model mirrors kube-apiserver).
 fn judge_request(
@@ -480,12 +491,22 @@ fn judge_request(
     view: &dyn ClusterView,
     reads_history: bool,
     base: &EvalContext<'_>,
+    recording: Recording,
 ) -> Decision {
-    if reads_history {
-        judge_with_history(ledger, set, request, view, base)
-    } else {
-        policies_cel::evaluate_in(set, request, view, base)
+    match (reads_history, recording) {
+        (true, Recording::Admitted) => judge_with_history(ledger, set, request, view, base),
+        (true, Recording::Nothing) => {
+            judge_against_ledger(ledger, set, request, view, base, chrono::Utc::now())
+        }
+        (false, _) => policies_cel::evaluate_in(set, request, view, base),
     }
+}
+
+/// Whether a judging records what it admits in the ledger (a rehearsal records nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recording {
+    Admitted,
+    Nothing,
 }
 
 /// The decision, with the estimate the policies read taken out as a summary for the decision log

@@ -120,9 +120,12 @@ async fn rehearsals_of_an_idle_path_are_judged_and_leave_no_trace() {
     assert!(allowed, "{message}");
 
     // The admitted deletion (not a dry run) is rehearsed while the gateway is idle...
-    let rehearsed = common::eventually(std::time::Duration::from_secs(10), || async {
+    let rehearsals = || async {
         let (_, metrics) = gateway.ops("/metrics").await;
-        figure(&metrics, "suture_gateway_rehearsals_total").is_some_and(|n| n >= 5)
+        figure(&metrics, "suture_gateway_rehearsals_total").unwrap_or_default()
+    };
+    let rehearsed = common::eventually(std::time::Duration::from_secs(10), || async {
+        rehearsals().await >= 5
     })
     .await;
     assert!(rehearsed, "no rehearsals while idle");
@@ -151,14 +154,10 @@ async fn rehearsals_of_an_idle_path_are_judged_and_leave_no_trace() {
     );
 
     // The window passes without a request: rehearsals stop.
-    let rehearsed = || async {
-        let (_, metrics) = gateway.ops("/metrics").await;
-        figure(&metrics, "suture_gateway_rehearsals_total").unwrap_or_default()
-    };
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let settled = rehearsed().await;
+    let settled = rehearsals().await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert_eq!(rehearsed().await, settled, "rehearsals after the window");
+    assert_eq!(rehearsals().await, settled, "rehearsals after the window");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,9 @@
 //! Where a pending pod may run, as the scheduler's filters decide it for what the suite uses:
 //! taints and tolerations, `nodeSelector`, required node affinity (label expressions and the
 //! `metadata.name` field a DaemonSet pins its pods with), and cordoned nodes. Among the nodes that
-//! pass, the one with the fewest pods is chosen.
+//! pass, the one with the fewest pods of the pod's own controller is chosen (the scheduler's
+//! default topology spreading: a ReplicaSet's 4 pods on 3 nodes land 2/1/1, whatever ran there
+//! before), then the one the simulation has bound the fewest pods to.
 
 use std::collections::BTreeMap;
 
@@ -103,12 +105,29 @@ pub fn fits(pod: &Pod, node: &Node) -> bool {
     }
 }
 
-/// The node `pod` goes to: among those it fits, the one with the fewest pods (`load`), or none.
-pub fn choose<'a>(pod: &Pod, nodes: &'a [Node], load: &BTreeMap<String, usize>) -> Option<&'a Node> {
+/// The node `pod` goes to: among those it fits, the one with the fewest of its controller's pods
+/// (`siblings`, by node), then the fewest pods bound so far (`load`), or none.
+pub fn choose<'a>(
+    pod: &Pod,
+    nodes: &'a [Node],
+    siblings: &BTreeMap<String, usize>,
+    load: &BTreeMap<String, usize>,
+) -> Option<&'a Node> {
     nodes.iter().filter(|node| fits(pod, node)).min_by_key(|node| {
         let name = node.metadata.name.clone().unwrap_or_default();
-        (load.get(&name).copied().unwrap_or(0), name)
+        let count = |counts: &BTreeMap<String, usize>| counts.get(&name).copied().unwrap_or(0);
+        (count(siblings), count(load), name)
     })
+}
+
+/// The uid of the controller that owns `pod` (its ReplicaSet, StatefulSet, DaemonSet, Job).
+pub fn controller_uid(pod: &Pod) -> Option<&str> {
+    pod.metadata
+        .owner_references
+        .as_deref()?
+        .iter()
+        .find(|owner| owner.controller == Some(true))
+        .map(|owner| owner.uid.as_str())
 }
 
 #[cfg(test)]
@@ -140,10 +159,10 @@ mod tests {
             json!([{"key": SIM, "value": "true", "effect": "NoSchedule"}]),
         )];
         let plain = pod(json!({"containers": []}));
-        assert!(choose(&plain, &nodes, &BTreeMap::new()).is_none());
+        assert!(choose(&plain, &nodes, &BTreeMap::new(), &BTreeMap::new()).is_none());
         let tolerant = pod(json!({"containers": [], "tolerations": [{"key": SIM, "operator": "Exists"}]}));
         assert_eq!(
-            choose(&tolerant, &nodes, &BTreeMap::new())
+            choose(&tolerant, &nodes, &BTreeMap::new(), &BTreeMap::new())
                 .unwrap()
                 .metadata
                 .name
@@ -160,7 +179,7 @@ mod tests {
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}
         ]}}}}));
         assert_eq!(
-            choose(&pinned, &nodes, &BTreeMap::new())
+            choose(&pinned, &nodes, &BTreeMap::new(), &BTreeMap::new())
                 .unwrap()
                 .metadata
                 .name
@@ -179,8 +198,49 @@ mod tests {
         let ssd = pod(json!({"containers": [], "nodeSelector": {"disk": "ssd"}}));
         let load = BTreeMap::from([("a".to_owned(), 3)]);
         assert_eq!(
-            choose(&ssd, &nodes, &load).unwrap().metadata.name.as_deref(),
+            choose(&ssd, &nodes, &BTreeMap::new(), &load)
+                .unwrap()
+                .metadata
+                .name
+                .as_deref(),
             Some("b")
         );
+    }
+
+    #[test]
+    fn a_controllers_pods_spread_before_the_nodes_load_counts() {
+        let nodes = vec![
+            node("a", json!({}), json!([])),
+            node("b", json!({}), json!([])),
+            node("c", json!({}), json!([])),
+        ];
+        let replica = pod(json!({"containers": []}));
+        // Node c has run the most pods; the controller's 4 pods still land 2/1/1.
+        let mut load = BTreeMap::from([("a".to_owned(), 10), ("b".to_owned(), 10), ("c".to_owned(), 12)]);
+        let mut siblings: BTreeMap<String, usize> = BTreeMap::new();
+        for _ in 0..4 {
+            let name = choose(&replica, &nodes, &siblings, &load)
+                .unwrap()
+                .metadata
+                .name
+                .clone()
+                .unwrap();
+            *siblings.entry(name.clone()).or_default() += 1;
+            *load.entry(name).or_default() += 1;
+        }
+        let mut spread: Vec<usize> = siblings.values().copied().collect();
+        spread.sort_unstable();
+        assert_eq!(spread, [1, 1, 2], "{siblings:?}");
+    }
+
+    #[test]
+    fn the_controller_is_the_owner_marked_controller() {
+        let owned: Pod = serde_json::from_value(json!({"metadata": {"name": "p", "ownerReferences": [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "u-0"},
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "u-1", "controller": true}
+        ]}}))
+        .unwrap();
+        assert_eq!(controller_uid(&owned), Some("u-1"));
+        assert_eq!(controller_uid(&pod(json!({"containers": []}))), None);
     }
 }

@@ -180,7 +180,8 @@ impl Kubelet {
                 return Err(error.into());
             }
         };
-        let Some(node) = placement::choose(pod, &nodes, &self.load) else {
+        let siblings = self.siblings(pod).await;
+        let Some(node) = placement::choose(pod, &nodes, &siblings, &self.load) else {
             self.unbound.insert(key);
             return Ok(());
         };
@@ -201,6 +202,33 @@ impl Kubelet {
             self.unbound.insert(key);
         }
         Ok(())
+    }
+
+    /// Per node, the pods bound there that share `pod`'s controller and are not being deleted (the
+    /// scheduler's default topology spreading counts them); none for a pod without a controller,
+    /// or when they cannot be listed (the pods bound so far decide then).
+    async fn siblings(&self, pod: &Pod) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        let Some(owner) = placement::controller_uid(pod) else {
+            return counts;
+        };
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let Ok(listed) = Api::<Pod>::namespaced(self.client.clone(), namespace)
+            .list(&ListParams::default())
+            .await
+        else {
+            return counts;
+        };
+        for other in &listed.items {
+            if other.metadata.deletion_timestamp.is_some() || placement::controller_uid(other) != Some(owner)
+            {
+                continue;
+            }
+            if let Some(node) = other.spec.as_ref().and_then(|spec| spec.node_name.clone()) {
+                *counts.entry(node).or_default() += 1;
+            }
+        }
+        counts
     }
 
     /// Tries the pods left pending again (as they are now; those gone or bound meanwhile are
@@ -359,6 +387,48 @@ mod tests {
         tokio::join!(kubelet.retry_unbound(), server);
         assert!(kubelet.unbound.is_empty(), "bound, so no longer retried");
         assert_eq!(kubelet.load.get("sim-1"), Some(&1));
+    }
+
+    #[tokio::test]
+    async fn a_controllers_pod_goes_to_the_node_with_fewest_of_its_siblings() {
+        let (mut kubelet, mut handle) = kubelet();
+        kubelet.load.insert("sim-2".into(), 5);
+        let owner = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-1", "controller": true}]);
+        let mut pending = pending_pod();
+        pending["metadata"]["ownerReferences"] = owner.clone();
+        let pod: Pod = serde_json::from_value(pending).expect("a pod");
+        let server = async {
+            let simulated = |name: &str| {
+                json!({"metadata": {"name": name, "labels": {TAINT_KEY: "true"}},
+                "spec": {"taints": [{"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"}]}})
+            };
+            let nodes = json!({"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "3"},
+                "items": [simulated("sim-1"), simulated("sim-2")]});
+            answer(&mut handle, 200, nodes).await;
+            // A sibling already on sim-1; another controller's pod on sim-2 does not count.
+            let bound = |name: &str, node: &str, uid: &str| {
+                json!({"metadata": {"name": name, "namespace": "db",
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": uid, "controller": true}]},
+                "spec": {"nodeName": node, "containers": []}})
+            };
+            let pods = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "9"},
+                "items": [bound("web-a", "sim-1", "rs-1"), bound("other", "sim-2", "rs-2")]});
+            let (method, path, _) = answer(&mut handle, 200, pods).await;
+            assert_eq!(
+                (method.as_str(), path.as_str()),
+                ("GET", "/api/v1/namespaces/db/pods")
+            );
+            let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "db-0"},
+                "target": {"kind": "Node", "name": "sim-2"}});
+            let (_, _, sent) = answer(&mut handle, 201, binding).await;
+            let sent: Value = serde_json::from_slice(&sent).expect("a JSON Binding");
+            assert_eq!(
+                sent["target"]["name"], "sim-2",
+                "spread from its sibling, though sim-2 has run more pods"
+            );
+        };
+        let (handled, ()) = tokio::join!(kubelet.handle(&pod), server);
+        handled.expect("bound");
     }
 
     #[tokio::test]

@@ -100,6 +100,7 @@ impl Enforced {
             // Shared with `set`, CEL values included (converted at load, never per request).
             params: set.params.clone(),
             implicit_bindings: set.implicit_bindings,
+            profiles: set.profiles.clone(),
             options: set.options,
         });
         Self {

@@ -1,4 +1,5 @@
-//! The CustomResourceDefinitions Suture ships — SafetyPolicy and SafetyPackParams — rendered as
+//! The CustomResourceDefinitions Suture ships — SafetyPolicy, SafetyPackParams and
+//! OperatorProfile — rendered as
 //! the YAML committed under `policies-cel/crds/`, which a test keeps in sync with the types.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -7,7 +8,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 
 /// Every shipped CRD with the file it is committed as (under `policies-cel/crds/`) and the
 /// source file of its types.
-pub fn all() -> [(&'static str, &'static str, CustomResourceDefinition); 2] {
+pub fn all() -> [(&'static str, &'static str, CustomResourceDefinition); 3] {
     [
         (
             "safetypolicy.yaml",
@@ -18,6 +19,11 @@ pub fn all() -> [(&'static str, &'static str, CustomResourceDefinition); 2] {
             "safetypackparams.yaml",
             "policies-cel/src/pack/params.rs",
             crate::pack::params::crd(),
+        ),
+        (
+            "operatorprofile.yaml",
+            "policies-cel/src/operators/spec.rs",
+            crate::operators::spec::crd(),
         ),
     ]
 }

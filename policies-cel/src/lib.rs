@@ -14,6 +14,7 @@ pub mod files;
 pub mod history;
 pub mod impact;
 pub mod lint;
+pub mod operators;
 pub mod pack;
 pub mod policy;
 pub mod stages;

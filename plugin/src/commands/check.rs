@@ -114,7 +114,11 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
         None => evaluate(&set, &request, cluster.as_ref()),
     };
     if decision.impact.is_none() && cluster.object_count() > 0 {
-        decision.impact = Some(policies_cel::impact::estimate(&request, cluster.as_ref()));
+        decision.impact = Some(policies_cel::impact::estimate_with(
+            &request,
+            cluster.as_ref(),
+            &set.profiles,
+        ));
     }
     let text = match output::render(&args.output, &report::document(&decision))
         .map_err(anyhow::Error::msg)

@@ -183,6 +183,32 @@ fn sections(impact: &Impact, style: Style) -> Vec<Section> {
             .collect(),
     );
     add(
+        format!("outside the cluster ({})", impact.external.len()),
+        impact
+            .external
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {} in {} — {}, through {}{}",
+                    e.kind,
+                    e.id,
+                    e.provider,
+                    style.dim(&e.reason),
+                    e.by,
+                    flag(e.data_loss, "data lost")
+                )
+            })
+            .collect(),
+    );
+    add(
+        format!("intended by ({})", impact.intended.len()),
+        impact
+            .intended
+            .iter()
+            .map(|i| format!("{} — {}", i.by, style.dim(&i.reason)))
+            .collect(),
+    );
+    add(
         format!("load balancers torn down ({})", impact.released_addresses.len()),
         impact
             .released_addresses
@@ -283,6 +309,12 @@ pub fn tree(impact: &Impact, style: Style) -> String {
         s.quorum_lost,
         s.broken_references
     );
+    // Shown when an operator destroys something outside the cluster (most requests: never).
+    let summary = if s.external_data_loss > 0 {
+        format!("{summary} · externalDataLoss {}", s.external_data_loss)
+    } else {
+        summary
+    };
     let sections = sections(impact, style);
     let _ = writeln!(out, "{} summary", if sections.is_empty() { "└─" } else { "├─" });
     let _ = writeln!(out, "{}  {summary}", if sections.is_empty() { " " } else { "│" });

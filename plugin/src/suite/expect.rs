@@ -29,21 +29,49 @@ const SUMMARY_FIELDS: &[&str] = &[
     "workloadsDown",
     "quorumLost",
     "brokenReferences",
+    "externalDataLoss",
 ];
 
-/// `expect.impact`: `{summary: {field: count, ...}, modelled: bool}`, each part optional.
+/// A list of regular expressions under `expect.impact.<field>`.
+fn patterns(
+    object: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Option<Vec<Regex>>, String> {
+    let Some(value) = object.get(field) else {
+        return Ok(None);
+    };
+    let Some(list) = value.as_array() else {
+        return Err(format!(
+            "expect.impact.{field} must be a list of regular expressions"
+        ));
+    };
+    list.iter()
+        .map(|item| {
+            let text = item
+                .as_str()
+                .ok_or_else(|| format!("expect.impact.{field}: expected strings (regular expressions)"))?;
+            regex(&format!("impact.{field}"), text)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// `expect.impact`: `{summary: {field: count, ...}, modelled: bool, notes: [regex], intendedBy:
+/// [regex]}`, each part optional.
 fn impact_expectations(doc: &serde_json::Value) -> Result<ImpactExpect, String> {
     let Some(object) = doc.as_object() else {
         return Err("expect.impact must be a map".into());
     };
     if let Some(other) = object
         .keys()
-        .find(|k| !matches!(k.as_str(), "summary" | "modelled"))
+        .find(|k| !matches!(k.as_str(), "summary" | "modelled" | "notes" | "intendedBy"))
     {
         return Err(format!(
-            "expect.impact.{other}: only `summary` and `modelled` can be expected"
+            "expect.impact.{other}: only `summary`, `modelled`, `notes` and `intendedBy` can be expected"
         ));
     }
+    let notes = patterns(object, "notes")?;
+    let intended_by = patterns(object, "intendedBy")?;
     let modelled = match object.get("modelled") {
         None => None,
         Some(value) => Some(
@@ -53,8 +81,13 @@ fn impact_expectations(doc: &serde_json::Value) -> Result<ImpactExpect, String> 
         ),
     };
     let summary = match object.get("summary") {
-        None if modelled.is_some() => Vec::new(),
-        None => return Err("expect.impact needs `summary` (a map of figures) or `modelled`".into()),
+        None if modelled.is_some() || notes.is_some() || intended_by.is_some() => Vec::new(),
+        None => {
+            return Err(
+                "expect.impact needs `summary` (a map of figures), `modelled`, `notes` or `intendedBy`"
+                    .into(),
+            );
+        }
         Some(summary) => {
             let Some(summary) = summary.as_object() else {
                 return Err("expect.impact.summary must be a map of figures".into());
@@ -76,7 +109,12 @@ fn impact_expectations(doc: &serde_json::Value) -> Result<ImpactExpect, String> 
                 .collect::<Result<_, String>>()?
         }
     };
-    Ok(ImpactExpect { summary, modelled })
+    Ok(ImpactExpect {
+        summary,
+        modelled,
+        notes,
+        intended_by,
+    })
 }
 
 /// What a case expects of the estimate.
@@ -86,6 +124,10 @@ pub struct ImpactExpect {
     pub summary: Vec<(String, u64)>,
     /// `impact.modelled`: whether a rule of the estimate covers the request.
     pub modelled: Option<bool>,
+    /// Each matches at least one of `impact.notes`.
+    pub notes: Option<Vec<Regex>>,
+    /// Each matches the `by` of at least one of `impact.intended`; empty: nothing is intended.
+    pub intended_by: Option<Vec<Regex>>,
 }
 
 fn regex(field: &str, pattern: &str) -> Result<Regex, String> {
@@ -129,7 +171,10 @@ impl Expect {
 
     /// True when the expectations read the impact estimate.
     pub fn reads_impact(&self) -> bool {
-        !self.impact.summary.is_empty() || self.impact.modelled.is_some()
+        !self.impact.summary.is_empty()
+            || self.impact.modelled.is_some()
+            || self.impact.notes.is_some()
+            || self.impact.intended_by.is_some()
     }
 
     /// Every way `decision` differs from the expectation; empty when the case passes.
@@ -208,6 +253,28 @@ impl Expect {
                 "expected impact.modelled = {expected}, got {}",
                 impact.modelled
             ));
+        }
+        for pattern in self.impact.notes.iter().flatten() {
+            if !impact.notes.iter().any(|n| pattern.is_match(n)) {
+                out.push(format!(
+                    "no impact note matches /{pattern}/ (notes: {})",
+                    quoted_list(&impact.notes.iter().map(String::as_str).collect::<Vec<_>>())
+                ));
+            }
+        }
+        if let Some(patterns) = &self.impact.intended_by {
+            let by: Vec<&str> = impact.intended.iter().map(|i| i.by.as_str()).collect();
+            if patterns.is_empty() && !by.is_empty() {
+                out.push(format!("expected nothing intended, got {}", quoted_list(&by)));
+            }
+            for pattern in patterns {
+                if !by.iter().any(|b| pattern.is_match(b)) {
+                    out.push(format!(
+                        "no impact.intended entry is by /{pattern}/ (intended by: {})",
+                        quoted_list(&by)
+                    ));
+                }
+            }
         }
         let summary = serde_json::to_value(impact.summary).unwrap_or_default();
         for (field, expected) in &self.impact.summary {

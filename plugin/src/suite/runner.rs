@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use policies_cel::impact::estimate;
+use policies_cel::impact::estimate_with;
 use policies_cel::{ClusterView, Decision, evaluate, evaluate_in};
 use regex::Regex;
 
@@ -129,7 +129,7 @@ pub fn run(
                 None => evaluate(&set, &case.request, cluster),
             };
             if decision.impact.is_none() && case.expect.reads_impact() {
-                decision.impact = Some(estimate(&case.request, cluster));
+                decision.impact = Some(estimate_with(&case.request, cluster, &set.profiles));
             }
             let failures = case.expect.mismatches(&decision);
             cases.push(CaseResult {

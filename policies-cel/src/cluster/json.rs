@@ -152,6 +152,13 @@ pub fn to_json(object: &Object) -> Json {
             }),
             Json::Null,
         ),
+        Spec::Kept(kept) => {
+            if let Some(finalizers) = kept.get("metadata").and_then(|m| m.get("finalizers")) {
+                document["metadata"]["finalizers"] = finalizers.clone();
+            }
+            let field = |name: &str| kept.get(name).cloned().unwrap_or(Json::Null);
+            (field("spec"), field("status"))
+        }
         Spec::ConfigMap { keys } | Spec::Secret { keys } => {
             document["keys"] = json!(keys.iter().map(|k| &**k).collect::<Vec<_>>());
             (Json::Null, Json::Null)

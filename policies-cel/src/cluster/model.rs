@@ -56,6 +56,8 @@ pub struct ClusterModel {
     /// (namespace, kind) → the Services and PodDisruptionBudgets there: the objects that select
     /// pods, found without walking the namespace's other objects.
     selectors_by_namespace: Index<(Text, Text)>,
+    /// What is kept of operators' kinds (`None`: what the built-in catalog's profiles name).
+    kept: Option<crate::operators::KeptFields>,
     /// (namespace, claim name) → the PersistentVolume claimed.
     volume_by_claim: HashMap<(Text, Text), ObjectId, RandomState>,
     /// Strings that repeat across objects (label keys and values, namespaces, node names,
@@ -119,6 +121,25 @@ impl ClusterModel {
     /// An empty model.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps, of objects inserted from now on, what `profiles` name (by default, what the
+    /// built-in catalog names): set it before loading objects.
+    pub fn keep_for(&mut self, profiles: &crate::operators::Profiles) {
+        self.kept = Some(profiles.kept().clone());
+    }
+
+    /// What the model keeps of an object of an operator's kind, when a profile names its kind.
+    pub(crate) fn kept_of(
+        &self,
+        group: &str,
+        kind: &str,
+        object: &serde_json::Value,
+    ) -> Option<serde_json::Value> {
+        self.kept
+            .as_ref()
+            .unwrap_or_else(|| crate::operators::catalog().kept())
+            .project(group, kind, object)
     }
 
     /// One shared copy of `s`, for strings that repeat across objects (label keys and values,

@@ -500,6 +500,9 @@ pub enum Spec {
     Secret {
         keys: Box<[Text]>,
     },
+    /// An object of a kind an OperatorProfile describes: what the model keeps of it (name,
+    /// namespace, labels, finalizers and the fields the profiles name), as JSON.
+    Kept(Arc<serde_json::Value>),
     /// Any other kind (custom resources included): identity and owners only.
     Other,
 }

@@ -78,7 +78,9 @@ pub fn project(json: &Value, model: &mut ClusterModel) -> std::result::Result<Ob
     let spec = match projected(group, kind).map(|p| p.spec) {
         Some(SpecReader::Spec(read)) => read(root, model)?,
         Some(SpecReader::WithIdentity(read)) => read(root, &name, &labels, model)?,
-        None => Spec::Other,
+        None => model
+            .kept_of(group, kind, json)
+            .map_or(Spec::Other, |kept| Spec::Kept(std::sync::Arc::new(kept))),
     };
     let key = ObjectKey {
         group: model.intern(group),

@@ -130,7 +130,7 @@ pub fn evaluate_in(
                     ));
                 }
                 crate::stages::mark("policy, before impact");
-                let estimate = crate::impact::estimate(request, cluster);
+                let estimate = crate::impact::estimate_with(request, cluster, &set.profiles);
                 crate::stages::mark("impact estimate");
                 if let Some(key) = estimate.missing.as_ref().filter(|_| live) {
                     return Err(EvalError::Unavailable(format!(

@@ -13,9 +13,9 @@ use crate::cel::Value;
 use crate::cel::serialize::{map, shared_text, string, unsigned};
 use crate::cel::upstream::objects::Key;
 use crate::impact::report::{
-    BrokenReference, Deletion, LostClass, LostServiceAccount, PdbEffect, PodSecurityViolation, PodStop,
-    QuorumEffect, ReleasedAddress, ServiceEffect, StaleOwner, Summary, Target, UnconfirmedDeletion,
-    VolumeLoss, WorkloadEffect,
+    BrokenReference, Deletion, ExternalResource, IntendedBy, LostClass, LostServiceAccount, PdbEffect,
+    PodSecurityViolation, PodStop, QuorumEffect, ReleasedAddress, ServiceEffect, StaleOwner, Summary, Target,
+    UnconfirmedDeletion, VolumeLoss, WorkloadEffect,
 };
 
 /// A part of the estimate that has a CEL form: its serde serialization's.
@@ -98,7 +98,7 @@ impl ToCel for bool {
 
 impl ToCel for Summary {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(8);
+        let mut map = Fields::with_capacity(9);
         map.count("deleted", self.deleted);
         map.count("podsDisrupted", self.pods_disrupted);
         map.count("dataLoss", self.data_loss);
@@ -107,6 +107,7 @@ impl ToCel for Summary {
         map.count("workloadsDown", self.workloads_down);
         map.count("quorumLost", self.quorum_lost);
         map.count("brokenReferences", self.broken_references);
+        map.count("externalDataLoss", self.external_data_loss);
         map.finish()
     }
 }
@@ -217,6 +218,29 @@ impl ToCel for ReleasedAddress {
     }
 }
 
+impl ToCel for ExternalResource {
+    fn to_cel(&self) -> Value {
+        let mut map = Fields::with_capacity(6);
+        map.text("provider", &self.provider);
+        map.text("kind", &self.kind);
+        map.text("id", &self.id);
+        map.flag("dataLoss", self.data_loss);
+        map.text("by", &self.by);
+        map.text("reason", &self.reason);
+        map.finish()
+    }
+}
+
+impl ToCel for IntendedBy {
+    fn to_cel(&self) -> Value {
+        let mut map = Fields::with_capacity(3);
+        map.text("by", &self.by);
+        map.text("profile", &self.profile);
+        map.text("reason", &self.reason);
+        map.finish()
+    }
+}
+
 impl ToCel for WorkloadEffect {
     fn to_cel(&self) -> Value {
         let mut map = Fields::with_capacity(6);
@@ -313,6 +337,7 @@ mod tests {
                 workloads_down: 6,
                 quorum_lost: 7,
                 broken_references: usize::MAX,
+                external_data_loss: 8,
             },
             action: text("delete StatefulSet a/db"),
             activity: text("deleting StatefulSet a/db"),
@@ -431,6 +456,19 @@ mod tests {
                 level: text("restricted"),
                 reasons: texts(3),
             }],
+            external: vec![ExternalResource {
+                provider: text("aws"),
+                kind: text("RDSInstance"),
+                id: text("arn:aws:rds:eu-west-1:1:db:orders"),
+                data_loss: true,
+                by: text("RDSInstance orders"),
+                reason: text("deletionPolicy Delete"),
+            }],
+            intended: vec![IntendedBy {
+                by: text("ScaledObject a/web"),
+                profile: text("keda-scaledobject"),
+                reason: text("minReplicaCount 0"),
+            }],
             notes: texts(2),
             modelled: true,
             missing: None,
@@ -467,6 +505,8 @@ mod tests {
             released_addresses,
             lost_classes,
             pod_security_violations,
+            external,
+            intended,
             notes,
             modelled,
         );

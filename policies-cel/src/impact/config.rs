@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use serde_json::Value as Json;
 
 use crate::cluster::object::ConfigUse;
-use crate::cluster::{ClusterView, Object, Spec};
+use crate::cluster::{ClusterView, Object, ObjectKey, Spec};
 use crate::impact::effects::Effects;
 use crate::impact::report::BrokenReference;
 use crate::impact::subject::Subject;
@@ -36,18 +36,23 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
     if removed.is_empty() {
         return;
     }
-    let mut readers = running_readers(view, subject);
+    let mut readers = running_readers(view, &subject.key);
     readers.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     for pod in &readers {
         check_pod(pod, &key.kind, &key.name, &removed, false, effects);
     }
-    note_broken(subject, &removed, effects);
+    note_broken(&subject.key, &removed, effects);
 }
 
 /// Estimates a DELETE of the subject ConfigMap or Secret (the cascade is estimated apart).
 pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
-    let key = &subject.key;
-    let mut readers = running_readers(view, subject);
+    object_deleted(view, &subject.key, effects);
+}
+
+/// The running pods that require the deleted ConfigMap or Secret `key` (deleted by a request, a
+/// cascade, or an operator: a cert-manager Certificate's Secret goes with it).
+pub(crate) fn object_deleted(view: &dyn ClusterView, key: &ObjectKey, effects: &mut Effects) {
+    let mut readers = running_readers(view, key);
     readers.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     // Every key goes, whatever the request's oldObject lists: the ones that matter are those
     // the readers reference.
@@ -64,15 +69,14 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
     }
     let mut keys = removed;
     keys.push(WHOLE_OBJECT.to_owned());
-    note_broken(subject, &keys, effects);
+    note_broken(key, &keys, effects);
 }
 
 /// The key reported when a pod requires the whole deleted object.
 const WHOLE_OBJECT: &str = "*";
 
-/// Pods, not terminating or finished, that read the subject.
-fn running_readers<'a>(view: &'a dyn ClusterView, subject: &Subject) -> Vec<&'a Object> {
-    let key = &subject.key;
+/// Pods, not terminating or finished, that read the ConfigMap or Secret `key`.
+fn running_readers<'a>(view: &'a dyn ClusterView, key: &ObjectKey) -> Vec<&'a Object> {
     view.pods_reading(&key.kind, &key.namespace, &key.name)
         .into_iter()
         .filter(|p| p.running_pod().is_some())
@@ -80,8 +84,7 @@ fn running_readers<'a>(view: &'a dyn ClusterView, subject: &Subject) -> Vec<&'a 
 }
 
 /// One note per removed key naming the pods that require it.
-fn note_broken(subject: &Subject, removed: &[String], effects: &mut Effects) {
-    let key = &subject.key;
+fn note_broken(key: &ObjectKey, removed: &[String], effects: &mut Effects) {
     let mut any = false;
     for removed_key in removed {
         let pods: Vec<&str> = effects

@@ -335,6 +335,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     impact.released_addresses = balancers::deleted(view, &effects.deleted);
     impact.released_addresses.append(&mut effects.released_addresses);
     impact.broken_references = effects.broken_references;
+    impact.external = effects.external;
+    impact.intended = effects.intended;
     impact.summary = Summary {
         deleted: impact.deleted.len(),
         pods_disrupted: impact.pods.len(),
@@ -352,6 +354,7 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             .count(),
         quorum_lost: impact.quorum.iter().filter(|q| q.lost).count(),
         broken_references: impact.broken_references.len(),
+        external_data_loss: impact.external.iter().filter(|e| e.data_loss).count(),
     };
     impact
 }

@@ -128,6 +128,12 @@ pub(crate) fn note_dangling_owners(view: &dyn ClusterView, object: &Object, effe
     }
 }
 
+/// Deletes `object` as an operator does (a Background deletion of its own), with its
+/// dependents and every consequence of its kind.
+pub(crate) fn delete_object(view: &dyn ClusterView, object: &Object, reason: String, effects: &mut Effects) {
+    cascade(view, object, Propagation::Background, reason, effects);
+}
+
 /// Deletes `object` and, unless orphaned, everything that depends on it.
 fn cascade(
     view: &dyn ClusterView,
@@ -236,6 +242,9 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
             local_volumes_lost(view, object, effects);
         }
         Spec::PersistentVolumeClaim { .. } => claim_deleted(view, object, effects),
+        Spec::ConfigMap { .. } | Spec::Secret { .. } => {
+            crate::impact::config::object_deleted(view, key, effects)
+        }
         Spec::PersistentVolume {
             reclaim_delete,
             claim: Some((namespace, name)),

@@ -64,6 +64,10 @@ pub(crate) struct Effects {
     /// PodDisruptionBudget numbers a rule works out itself, when the budget itself is created or
     /// changed (violated from the start). Reported instead of derived ones, counted the same way.
     pub pdb_overrides: Vec<PdbEffect>,
+    /// Resources outside the cluster operators destroy (OperatorProfiles).
+    pub external: Vec<crate::impact::report::ExternalResource>,
+    /// Objects declaring the request's change intended (OperatorProfiles' intents).
+    pub intended: Vec<crate::impact::report::IntendedBy>,
     /// Running pods' references to ConfigMap/Secret keys the request removes.
     pub broken_references: Vec<BrokenReference>,
     /// No rule of the estimate covers the request (see `Impact::modelled`).

@@ -59,6 +59,8 @@ impact_fields! {
     "releasedAddresses" => released_addresses,
     "lostClasses" => lost_classes,
     "podSecurityViolations" => pod_security_violations,
+    "external" => external,
+    "intended" => intended,
     "notes" => notes,
     "modelled" => modelled,
 }

@@ -21,6 +21,7 @@ mod identities;
 mod labels;
 mod lagging;
 mod nodes;
+mod operators;
 mod owners;
 mod pod_security;
 mod pods;
@@ -41,6 +42,7 @@ use crate::cel::Value;
 use crate::cluster::ClusterView;
 use crate::cluster::object::ClassKind;
 use crate::eval::Request;
+use crate::operators::Profiles;
 use effects::Effects;
 use subject::Subject;
 
@@ -49,8 +51,15 @@ pub(crate) fn field<'a>(json: &'a serde_json::Value, keys: &[&str]) -> Option<&'
     keys.iter().try_fold(json, |json, key| json.get(*key))
 }
 
-/// Estimates what `request` would do to the cluster seen through `view`.
+/// Estimates what `request` would do to the cluster seen through `view`, with the operators'
+/// semantics of the built-in catalog.
 pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
+    estimate_with(request, view, crate::operators::catalog())
+}
+
+/// Estimates what `request` would do to the cluster seen through `view`, following what
+/// `profiles` say operators do for their custom kinds (a policy set's `profiles`).
+pub fn estimate_with(request: &Request, view: &dyn ClusterView, profiles: &Profiles) -> Impact {
     let subject = Subject::new(request, view);
     let mut effects = Effects::default();
     match lagging::caught_up(view, &subject) {
@@ -59,20 +68,26 @@ pub fn estimate(request: &Request, view: &dyn ClusterView) -> Impact {
                 "{} is not in the cluster model yet: judged with the request's oldObject",
                 subject.key
             ));
-            estimate_in(&layered, &subject, effects)
+            estimate_in(&layered, &subject, profiles, effects)
         }
-        None => estimate_in(view, &subject, effects),
+        None => estimate_in(view, &subject, profiles, effects),
     }
 }
 
 /// The estimate of the subject's request in `view`.
-fn estimate_in(view: &dyn ClusterView, subject: &Subject, mut effects: Effects) -> Impact {
+fn estimate_in(
+    view: &dyn ClusterView,
+    subject: &Subject,
+    profiles: &Profiles,
+    mut effects: Effects,
+) -> Impact {
     match finalizers::completed_deletion(subject) {
         Some(propagation) => finalizers::estimate(view, subject, propagation, &mut effects),
         // New ownerReferences naming no existing owner: the collector deletes the object.
         None if owners::collected(view, subject, &mut effects) => {}
         None => by_request(view, subject, &mut effects),
     }
+    operators::apply(view, subject, profiles, &mut effects);
     consequences::assemble(view, subject, effects)
 }
 
@@ -80,9 +95,12 @@ fn estimate_in(view: &dyn ClusterView, subject: &Subject, mut effects: Effects) 
 fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let kind = subject.key.kind.clone();
     match (subject.operation, subject.sub_resource.as_str(), &*kind) {
+        // The readers of a ConfigMap or Secret the model holds are found with its cascade.
         ("DELETE", "", "ConfigMap" | "Secret") => {
             delete::delete(view, subject, effects);
-            config::deleted(view, subject, effects);
+            if view.get(&subject.key).is_none() {
+                config::deleted(view, subject, effects);
+            }
         }
         // The model holds no Endpoints (their slices stand for them): no cascade to follow.
         ("DELETE", "", "Endpoints") => slices::endpoints_deleted(view, subject, effects),

@@ -24,6 +24,9 @@ pub struct Summary {
     /// References of running pods to ConfigMap/Secret keys the request removes (one per pod and
     /// key, see [`BrokenReference`]): nothing stops now, the pods fail on their next start.
     pub broken_references: usize,
+    /// Resources outside the cluster whose data an operator destroys when it acts on the
+    /// request (a cloud database, a bucket, a Kafka topic, a backup), see [`ExternalResource`].
+    pub external_data_loss: usize,
 }
 
 /// An object named in an explanation.
@@ -179,6 +182,37 @@ pub struct ReleasedAddress {
     pub reason: String,
 }
 
+/// Something outside the cluster that an operator destroys when it acts on the request: a cloud
+/// resource behind a Crossplane managed resource, a Kafka topic, a backup in object storage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExternalResource {
+    /// Where it lives (`aws`, `kafka`, `object storage`).
+    pub provider: String,
+    /// What it is (`RDSInstance`, `topic`, `backup`).
+    pub kind: String,
+    /// Its identifier there (an ARN, a topic name, a backup name).
+    pub id: String,
+    /// Its data is destroyed with it.
+    pub data_loss: bool,
+    /// The object whose deletion sets it off (`KafkaTopic kafka/orders`).
+    pub by: String,
+    /// The operator that destroys it, and why.
+    pub reason: String,
+}
+
+/// An object of an operator's kind that declares the request's change intended (an autoscaler
+/// that may run the workload down to this many replicas).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntendedBy {
+    /// The declaring object (`ScaledObject shop/web`).
+    pub by: String,
+    /// The OperatorProfile that reads it.
+    pub profile: String,
+    pub reason: String,
+}
+
 /// Ready pods of a workload now, once the change settles, and at its worst moment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -276,6 +310,11 @@ pub struct Impact {
     pub lost_classes: Vec<LostClass>,
     /// Running pods a raised Pod Security enforce level refuses.
     pub pod_security_violations: Vec<PodSecurityViolation>,
+    /// Resources outside the cluster that operators destroy as a consequence (OperatorProfiles).
+    pub external: Vec<ExternalResource>,
+    /// Objects that declare the request's disruption intended (OperatorProfiles' intents): the
+    /// availability policies admit what they declare.
+    pub intended: Vec<IntendedBy>,
     /// Assumptions and gaps of the estimate (an owner that no longer exists, a kind the model
     /// has never seen, a request the estimate does not model).
     pub notes: Vec<String>,

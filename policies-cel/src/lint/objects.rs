@@ -77,7 +77,9 @@ impl Object {
             ReadAs::Policy { .. } => ObjectKind::ValidatingAdmissionPolicy,
             ReadAs::Binding { .. } => ObjectKind::Binding,
             ReadAs::SafetyPolicy => ObjectKind::SafetyPolicy,
-            ReadAs::UnsupportedVersion | ReadAs::TestSuite | ReadAs::Other => ObjectKind::Other,
+            ReadAs::OperatorProfile | ReadAs::UnsupportedVersion | ReadAs::TestSuite | ReadAs::Other => {
+                ObjectKind::Other
+            }
         }
     }
 }

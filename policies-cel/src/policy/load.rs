@@ -37,6 +37,11 @@ pub struct Loader {
     report: Report,
     /// The text of every matchCondition loaded, each once: identical conditions share it.
     condition_sources: HashSet<Arc<str>>,
+    /// OperatorProfiles loaded, and where each name was first defined.
+    profiles: Vec<crate::operators::Profile>,
+    profile_sources: HashMap<String, SourceRef>,
+    /// The loaded profiles extend the built-in catalog (off only to load the catalog itself).
+    with_catalog: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -79,7 +84,16 @@ impl Loader {
             others: Vec::new(),
             report: Report::default(),
             condition_sources: HashSet::new(),
+            profiles: Vec::new(),
+            profile_sources: HashMap::new(),
+            with_catalog: true,
         }
+    }
+
+    /// Loaded OperatorProfiles make the set's profiles alone, without the built-in catalog.
+    pub fn without_catalog(mut self) -> Self {
+        self.with_catalog = false;
+        self
     }
 
     /// Sets `PolicySet::implicit_bindings` of the result (on by default).
@@ -181,6 +195,12 @@ impl Loader {
                 });
             }
         }
+        let profiles = std::mem::take(&mut self.profiles);
+        self.set.profiles = if self.with_catalog {
+            crate::operators::catalog().with(profiles)
+        } else {
+            crate::operators::Profiles::default().with(profiles)
+        };
         self.report.errors.sort_by_key(order);
         (self.set, self.report.errors, self.report.warnings)
     }
@@ -326,8 +346,25 @@ impl Loader {
                 Some(policy) => self.add_policy(ctx, policy),
                 None => self.broken(value),
             },
+            ReadAs::OperatorProfile => {
+                if let Some(profile) = crate::operators::profile::profile(ctx, value, &mut self.report) {
+                    let name_at = ctx.at(&name_path());
+                    match self.profile_sources.get(&profile.name) {
+                        Some(first) => self.report.errors.push(LoadError::Duplicate {
+                            at: name_at,
+                            what: "operator profile",
+                            name: profile.name.clone(),
+                            first: first.clone(),
+                        }),
+                        None => {
+                            self.profile_sources.insert(profile.name.clone(), name_at);
+                            self.profiles.push(profile);
+                        }
+                    }
+                }
+            }
             ReadAs::UnsupportedVersion => {
-                let expected = if kind == "SafetyPolicy" {
+                let expected = if kind == "SafetyPolicy" || kind == "OperatorProfile" {
                     safety::API_VERSION
                 } else {
                     vap::API_VERSION

@@ -147,6 +147,9 @@ pub struct PolicySet {
     pub params: ParamObjects,
     /// Offline: a VAP without any binding is treated as bound to everything with action Deny.
     pub implicit_bindings: bool,
+    /// What operators do for their custom kinds: the built-in catalog and the loaded
+    /// OperatorProfiles (a set built by hand has none).
+    pub profiles: crate::operators::Profiles,
     /// How expressions are evaluated (authorizer answers, budgets).
     pub options: EvalOptions,
 }

@@ -146,6 +146,8 @@ pub(crate) enum ReadAs {
         older: bool,
     },
     SafetyPolicy,
+    /// An operator's semantics for its custom kind.
+    OperatorProfile,
     /// One of those kinds under an apiVersion that does not have it.
     UnsupportedVersion,
     /// A `kubectl suture test` suite: not a policy, and skipped among them.
@@ -172,6 +174,8 @@ pub(crate) fn read_as(api_version: &str, kind: &str) -> ReadAs {
         }
         "SafetyPolicy" if api_version == safety::API_VERSION => ReadAs::SafetyPolicy,
         "SafetyPolicy" => ReadAs::UnsupportedVersion,
+        "OperatorProfile" if api_version == crate::operators::spec::API_VERSION => ReadAs::OperatorProfile,
+        "OperatorProfile" => ReadAs::UnsupportedVersion,
         SUITE_KIND if api_version == safety::API_VERSION => ReadAs::TestSuite,
         _ => ReadAs::Other,
     }

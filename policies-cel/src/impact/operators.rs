@@ -1,0 +1,364 @@
+//! What operators do, as their OperatorProfiles describe it: after the request's own rule, the
+//! objects it deletes (or creates) are matched with the profiles of their kinds. A deletion rule
+//! that holds deletes the objects it selects — each estimated as if deleted directly, with the
+//! built-in semantics (its dependents, pods, claims' data; the Services, budgets and quorums
+//! they reach are derived once for all) — and records what it destroys outside the cluster.
+//! Objects deleted that way are matched in turn (an Application of applications), each once.
+//! A deleted custom object carrying a finalizer no profile names makes the estimate unmodelled.
+//! A workload scale-down within the range an intent declares (a KEDA ScaledObject's
+//! `minReplicaCount: 0`) is recorded as intended.
+
+use serde_json::Value as Json;
+
+use crate::cel::value::{from_json, to_json};
+use crate::cel::{Bindings, Budget, DEFAULT_COST_LIMIT, Program, Root, Value};
+use crate::cluster::object::builtin_group;
+use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::impact::delete;
+use crate::impact::effects::Effects;
+use crate::impact::report::{ExternalResource, IntendedBy};
+use crate::impact::subject::Subject;
+use crate::operators::profile::{Cascade, Deletion};
+use crate::operators::{Profile, Profiles};
+
+/// Finalizers of Kubernetes' own machinery: the garbage collector's, the namespace controller's
+/// and every `kubernetes.io/` protection (pvc-, pv-protection, ...).
+fn builtin_finalizer(finalizer: &str) -> bool {
+    matches!(finalizer, "orphan" | "foregroundDeletion" | "kubernetes")
+        || finalizer.starts_with("kubernetes.io/")
+        || finalizer
+            .split_once('/')
+            .is_some_and(|(domain, _)| domain.ends_with(".k8s.io"))
+}
+
+/// Applies the profiles to the request's object and to every object the estimate deletes.
+pub(crate) fn apply(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effects: &mut Effects) {
+    if profiles.is_empty() || !subject.sub_resource.is_empty() && subject.sub_resource != "scale" {
+        return;
+    }
+    match subject.operation {
+        "DELETE" | "CREATE" => {
+            let own = if subject.operation == "DELETE" {
+                subject.old_object()
+            } else {
+                subject.object()
+            };
+            let kept;
+            let object = match own.filter(|o| !o.is_null()) {
+                Some(object) => Some(object),
+                None => {
+                    kept = view.get(&subject.key).and_then(kept_json);
+                    kept.as_ref()
+                }
+            };
+            if let Some(object) = object {
+                let finalizers = finalizers(object);
+                let custom = builtin_group(&subject.key.kind) != Some(&*subject.key.group);
+                let matched = profiles.for_object(&subject.key.group, &subject.key.kind, &finalizers);
+                for profile in &matched {
+                    run_rules(view, profile, &subject.key, object, subject.operation, effects);
+                }
+                if subject.operation == "DELETE" && custom {
+                    unexplained(profiles, &subject.key, &finalizers, effects);
+                }
+            }
+        }
+        "UPDATE" => intents(view, subject, profiles, effects),
+        _ => {}
+    }
+    follow_cascades(view, subject, profiles, effects);
+}
+
+/// What the model keeps of an object of an operator's kind.
+fn kept_json(object: &crate::cluster::Object) -> Option<Json> {
+    match &object.spec {
+        Spec::Kept(kept) => Some((**kept).clone()),
+        _ => None,
+    }
+}
+
+fn finalizers(object: &Json) -> Vec<&str> {
+    object
+        .get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Json::as_array)
+        .map(|f| f.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// A note, and `modelled: false`, for each finalizer of a deleted custom object that no profile
+/// names: an operator acts on the deletion and what it does is unknown.
+fn unexplained(profiles: &Profiles, key: &ObjectKey, finalizers: &[&str], effects: &mut Effects) {
+    for finalizer in finalizers {
+        if builtin_finalizer(finalizer) || profiles.explains(&key.group, &key.kind, finalizer) {
+            continue;
+        }
+        effects.unmodelled = true;
+        effects.note(format!(
+            "{key} carries finalizer {finalizer}: an operator acts on this deletion; its consequences are not modelled (no OperatorProfile names it)"
+        ));
+    }
+}
+
+/// Deleted objects of operators' kinds reached by the request's cascade (or by a profile's),
+/// each matched with its profiles once, from what the model keeps of it.
+fn follow_cascades(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effects: &mut Effects) {
+    let mut next = 0;
+    while let Some((key, _)) = effects.deleted.get(next) {
+        next += 1;
+        if *key == subject.key {
+            continue;
+        }
+        let Some(object) = view.get(key) else { continue };
+        let Some(kept) = kept_json(object) else { continue };
+        let key = key.clone();
+        let finalizers = finalizers(&kept);
+        for profile in profiles.for_object(&key.group, &key.kind, &finalizers) {
+            run_rules(view, profile, &key, &kept, "DELETE", effects);
+        }
+        if builtin_group(&key.kind) != Some(&*key.group) {
+            unexplained(profiles, &key, &finalizers, effects);
+        }
+    }
+}
+
+/// One run of a profile's expressions: `object` bound, the model as `cluster`.
+struct Run<'a> {
+    view: &'a dyn ClusterView,
+    profile: &'a Profile,
+    object: Value,
+}
+
+impl Run<'_> {
+    fn eval(&self, program: &Program, field: &str, effects: &mut Effects) -> Option<Json> {
+        let bindings = Bindings::new()
+            .with(Root::Object, self.object.clone())
+            .with_cluster(self.view);
+        match program.eval(&bindings, &Budget::new(DEFAULT_COST_LIMIT)) {
+            Ok(value) => Some(to_json(&value)),
+            Err(error) => {
+                effects.unmodelled = true;
+                effects.note(format!(
+                    "OperatorProfile {}: {field} could not be evaluated ({error}): its consequences are not counted",
+                    self.profile.name
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// The deletion rules of `profile` that hold for `object` (of `key`), for `operation`.
+fn run_rules(
+    view: &dyn ClusterView,
+    profile: &Profile,
+    key: &ObjectKey,
+    object: &Json,
+    operation: &str,
+    effects: &mut Effects,
+) {
+    let run = Run {
+        view,
+        profile,
+        object: from_json(object),
+    };
+    for rule in profile
+        .deletion
+        .iter()
+        .filter(|r| r.operations.contains(&operation))
+    {
+        let field = |part: &str| format!("deletion rule {}: {part}", rule.name);
+        let holds = match &rule.when {
+            Some(when) => run.eval(when, &field("when"), effects) == Some(Json::Bool(true)),
+            None => true,
+        };
+        if holds {
+            apply_rule(&run, rule, key, effects);
+        }
+    }
+}
+
+fn apply_rule(run: &Run<'_>, rule: &Deletion, key: &ObjectKey, effects: &mut Effects) {
+    for cascade in &rule.cascade {
+        let Some(reason) = run
+            .eval(
+                &cascade.reason,
+                &format!("deletion rule {}: reason", rule.name),
+                effects,
+            )
+            .and_then(|r| r.as_str().map(str::to_owned))
+        else {
+            continue;
+        };
+        for target in selected(run, rule, cascade, key, effects) {
+            match run.view.get(&target) {
+                Some(object) => delete::delete_object(run.view, object, reason.clone(), effects),
+                None => effects.note(format!(
+                    "{target} is selected by OperatorProfile {} ({reason}) but is not in the cluster model",
+                    run.profile.name
+                )),
+            }
+        }
+    }
+    if let Some(external) = &rule.external {
+        let field = format!("deletion rule {}: external", rule.name);
+        let Some(Json::Array(items)) = run.eval(external, &field, effects) else {
+            return;
+        };
+        for item in items {
+            let text = |name: &str| {
+                item.get(name)
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let resource = ExternalResource {
+                provider: text("provider"),
+                kind: text("kind"),
+                id: text("id"),
+                data_loss: item.get("dataLoss").and_then(Json::as_bool).unwrap_or(false),
+                by: key.display(),
+                reason: match text("reason") {
+                    reason if reason.is_empty() => format!("destroyed by {}", run.profile.operator),
+                    reason => reason,
+                },
+            };
+            if !effects.external.contains(&resource) {
+                effects.external.push(resource);
+            }
+        }
+    }
+}
+
+/// The objects a cascade selects, in order, without the object itself.
+fn selected(
+    run: &Run<'_>,
+    rule: &Deletion,
+    cascade: &Cascade,
+    own: &ObjectKey,
+    effects: &mut Effects,
+) -> Vec<ObjectKey> {
+    let field = |part: &str| format!("deletion rule {}: cascade {part}", rule.name);
+    let mut keys = Vec::new();
+    if let Some(objects) = &cascade.objects
+        && let Some(Json::Array(items)) = run.eval(objects, &field("objects"), effects)
+    {
+        for item in items {
+            let text = |name: &str| item.get(name).and_then(Json::as_str).unwrap_or_default();
+            if text("kind").is_empty() || text("name").is_empty() {
+                continue;
+            }
+            keys.push(ObjectKey::new(
+                text("group"),
+                text("kind"),
+                text("namespace"),
+                text("name"),
+            ));
+        }
+    }
+    if let (Some(labels), Some(namespaces)) = (&cascade.labels, &cascade.namespaces) {
+        let labels = run.eval(labels, &field("labels"), effects);
+        let namespaces = run.eval(namespaces, &field("namespaces"), effects);
+        if let (Some(Json::Object(labels)), Some(Json::Array(namespaces))) = (labels, namespaces) {
+            let wanted: Vec<(&str, &str)> = labels
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
+                .collect();
+            for namespace in namespaces.iter().filter_map(Json::as_str) {
+                let mut found: Vec<ObjectKey> = run
+                    .view
+                    .in_namespace(namespace)
+                    .into_iter()
+                    .filter(|o| o.controller().is_none())
+                    .filter(|o| {
+                        wanted
+                            .iter()
+                            .all(|(k, v)| o.labels.iter().any(|(ok, ov)| &**ok == *k && &**ov == *v))
+                    })
+                    .map(|o| o.key.clone())
+                    .collect();
+                found.sort();
+                keys.extend(found);
+            }
+        }
+    }
+    keys.retain(|key| key != own);
+    keys.dedup();
+    keys
+}
+
+/// A workload UPDATE (its spec or its `scale`) to a replica count an intent declares: recorded
+/// as intended.
+fn intents(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effects: &mut Effects) {
+    let key = &subject.key;
+    if !matches!(&*key.kind, "Deployment" | "StatefulSet" | "ReplicaSet") {
+        return;
+    }
+    let Some(replicas) = subject
+        .read_object_at(&["spec", "replicas"], Json::as_i64)
+        .flatten()
+    else {
+        return;
+    };
+    for profile in profiles
+        .iter()
+        .filter(|p| !p.intents.is_empty() && !p.is_pattern())
+    {
+        for declaring in view.of_kind(&profile.group, &profile.kind) {
+            if declaring.key.namespace != key.namespace {
+                continue;
+            }
+            let Some(kept) = kept_json(declaring) else {
+                continue;
+            };
+            let run = Run {
+                view,
+                profile,
+                object: from_json(&kept),
+            };
+            for intent in &profile.intents {
+                let field = |part: &str| format!("intent {}: {part}", intent.name);
+                if let Some(when) = &intent.when
+                    && run.eval(when, &field("when"), effects) != Some(Json::Bool(true))
+                {
+                    continue;
+                }
+                let Some(target) = run.eval(&intent.target, &field("target"), effects) else {
+                    continue;
+                };
+                let text = |name: &str| target.get(name).and_then(Json::as_str);
+                let group = text("group").unwrap_or("apps");
+                if group != &*key.group || text("kind") != Some(&key.kind) || text("name") != Some(&key.name)
+                {
+                    continue;
+                }
+                let Some(min) = run
+                    .eval(&intent.min_replicas, &field("minReplicas"), effects)
+                    .and_then(|m| m.as_i64())
+                else {
+                    continue;
+                };
+                let max = match &intent.max_replicas {
+                    Some(max) => run
+                        .eval(max, &field("maxReplicas"), effects)
+                        .and_then(|m| m.as_i64()),
+                    None => None,
+                };
+                if replicas < min || max.is_some_and(|max| replicas > max) {
+                    continue;
+                }
+                let Some(reason) = run
+                    .eval(&intent.reason, &field("reason"), effects)
+                    .and_then(|r| r.as_str().map(str::to_owned))
+                else {
+                    continue;
+                };
+                effects.intended.push(IntendedBy {
+                    by: declaring.key.display(),
+                    profile: profile.name.clone(),
+                    reason,
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Operators' semantics for their custom kinds, declared in CEL (`OperatorProfile`): which
+//! objects a deletion takes with it, what it destroys outside the cluster, and what makes an
+//! apparent disruption intended. A built-in catalog ships in the binary
+//! ([`catalog`], `policies-cel/operators/*.yaml`); profiles loaded beside policies extend it, and
+//! replace a catalog entry of the same name. The estimate applies them with the same built-in
+//! semantics as a direct deletion (`impact/operators.rs`).
+
+mod catalog;
+pub mod kept;
+pub mod profile;
+pub mod spec;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use catalog::catalog;
+pub use kept::KeptFields;
+pub use profile::Profile;
+
+/// A set of profiles, found by the kind they describe.
+#[derive(Debug, Clone, Default)]
+pub struct Profiles {
+    all: Arc<Vec<Arc<Profile>>>,
+    by_kind: Arc<HashMap<(String, String), Vec<Arc<Profile>>>>,
+    /// Profiles of a group pattern (`*`, `*.upbound.io`) or of every kind (`*`): consulted for an
+    /// object carrying one of their finalizers only.
+    patterns: Arc<Vec<Arc<Profile>>>,
+    kept: KeptFields,
+}
+
+impl Profiles {
+    /// A set of `profiles`.
+    pub fn new(profiles: Vec<Arc<Profile>>) -> Self {
+        let mut by_kind: HashMap<(String, String), Vec<Arc<Profile>>> = HashMap::new();
+        let mut patterns = Vec::new();
+        for profile in &profiles {
+            if profile.is_pattern() {
+                patterns.push(Arc::clone(profile));
+                continue;
+            }
+            by_kind
+                .entry((profile.group.clone(), profile.kind.clone()))
+                .or_default()
+                .push(Arc::clone(profile));
+        }
+        let kept = KeptFields::of(profiles.iter().map(|p| &**p));
+        Self {
+            all: Arc::new(profiles),
+            by_kind: Arc::new(by_kind),
+            patterns: Arc::new(patterns),
+            kept,
+        }
+    }
+
+    /// This set with `more`: a profile of the same name as one of the set's replaces it.
+    pub fn with(&self, more: Vec<Profile>) -> Self {
+        if more.is_empty() {
+            return self.clone();
+        }
+        let mut profiles: Vec<Arc<Profile>> = self
+            .all
+            .iter()
+            .filter(|p| !more.iter().any(|m| m.name == p.name))
+            .cloned()
+            .collect();
+        profiles.extend(more.into_iter().map(Arc::new));
+        Self::new(profiles)
+    }
+
+    /// The profiles of exactly `group`/`kind`.
+    pub fn for_kind(&self, group: &str, kind: &str) -> &[Arc<Profile>] {
+        if self.by_kind.is_empty() {
+            return &[];
+        }
+        self.by_kind
+            .get(&(group.to_owned(), kind.to_owned()))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The profiles that apply to an object of `group`/`kind` carrying `finalizers`: those of
+    /// its kind, and the pattern profiles naming one of its finalizers.
+    pub fn for_object<'a>(&'a self, group: &str, kind: &str, finalizers: &[&str]) -> Vec<&'a Arc<Profile>> {
+        let mut found: Vec<&Arc<Profile>> = self.for_kind(group, kind).iter().collect();
+        if !finalizers.is_empty() {
+            found.extend(
+                self.patterns
+                    .iter()
+                    .filter(|p| p.covers(group, kind) && finalizers.iter().any(|f| p.explains(f))),
+            );
+        }
+        found
+    }
+
+    /// Every profile, in load order (the catalog's first).
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Profile>> {
+        self.all.iter()
+    }
+
+    /// How many profiles the set holds.
+    pub fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    /// True when the set holds none.
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+
+    /// What the cluster model keeps of the set's kinds.
+    pub fn kept(&self) -> &KeptFields {
+        &self.kept
+    }
+
+    /// True when a profile of `group`/`kind` (or a pattern covering it) names `finalizer`.
+    pub fn explains(&self, group: &str, kind: &str, finalizer: &str) -> bool {
+        self.for_kind(group, kind).iter().any(|p| p.explains(finalizer))
+            || self
+                .patterns
+                .iter()
+                .any(|p| p.covers(group, kind) && p.explains(finalizer))
+    }
+}

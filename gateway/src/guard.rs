@@ -8,7 +8,7 @@
 //! PodDisruptionBudget of the same name, and the TLS Secret `<deployment>-tls`; the Namespace
 //! itself; the ClusterRole and ClusterRoleBinding named after the Deployment; the shared ledger's
 //! shards (ConfigMaps `suture-ledger-*` in the gateway's namespace: deleting one erases the
-//! history the budgets count); and the SafetyPolicy and SafetyPackParams
+//! history the budgets count); and the SafetyPolicy, SafetyPackParams and OperatorProfile
 //! CustomResourceDefinitions (deleting one deletes every object of its kind). UPDATE (PATCH arrives as UPDATE) and DELETE of those are refused; so are changes
 //! to the gateway's configuration objects ([`PROTECTED_KINDS`]). `status` writes are not (they
 //! are how controllers report, and change nothing the gateway depends on). Users in
@@ -17,7 +17,11 @@
 use policies_cel::Request;
 
 /// The CRDs of the gateway's configuration: deleting one deletes every object of its kind.
-pub const SUTURE_CRDS: &[&str] = &["safetypolicies.suture.dev", "safetypackparams.suture.dev"];
+pub const SUTURE_CRDS: &[&str] = &[
+    "safetypolicies.suture.dev",
+    "safetypackparams.suture.dev",
+    "operatorprofiles.suture.dev",
+];
 
 /// The suffix of the TLS Secret's name after the Deployment's (`suture-gateway-tls`).
 pub const TLS_SECRET_SUFFIX: &str = "-tls";
@@ -249,7 +253,8 @@ impl SelfProtection {
 
 /// Kinds whose every object configures the gateway, and the operations that could weaken it:
 /// changing or deleting a SafetyPolicy, or any write of SafetyPackParams (whose
-/// `disabledPolicies` switches pack policies off). Creating a SafetyPolicy only adds judgement.
+/// `disabledPolicies` switches pack policies off) or of an OperatorProfile (what the estimate
+/// knows operators do). Creating a SafetyPolicy only adds judgement.
 pub const PROTECTED_KINDS: &[(&str, &str, &str, &[&str])] = &[
     (
         "suture.dev",
@@ -261,6 +266,14 @@ pub const PROTECTED_KINDS: &[(&str, &str, &str, &[&str])] = &[
         "suture.dev",
         "safetypackparams",
         "SafetyPackParams",
+        &["CREATE", "UPDATE", "DELETE"],
+    ),
+    // A profile says what a deletion sets off: creating one that replaces a catalog entry, or
+    // changing or deleting one, can hide a cascade from the estimate.
+    (
+        "suture.dev",
+        "operatorprofiles",
+        "OperatorProfile",
         &["CREATE", "UPDATE", "DELETE"],
     ),
 ];

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use policies_cel::Request;
 use policies_cel::cluster::{ClusterModel, project};
-use policies_cel::impact::estimate;
+use policies_cel::impact::{estimate, estimate_with};
+use policies_cel::operators::Profiles;
 use serde_json::{Value as Json, json};
 
 /// Pods per namespace: a Deployment of 10 and a StatefulSet of 5.
@@ -152,8 +153,12 @@ struct Row {
     build: Duration,
     bytes_per_pod: f64,
     estimates: Vec<f64>,
+    /// The same estimates without the OperatorProfile catalog (its in-process baseline).
+    without_catalog: Vec<f64>,
     /// The whole built-in pack's decision on the same requests (the estimate included).
     decisions: Vec<f64>,
+    /// The same decisions with no OperatorProfile loaded.
+    decisions_without_catalog: Vec<f64>,
     /// The same with a SafetyPackParams loaded (every policy's scope condition reads it).
     tuned: Vec<f64>,
 }
@@ -250,6 +255,17 @@ fn main() {
                 })
             })
             .collect();
+        // The same estimates without the OperatorProfile catalog, in this process: what the
+        // catalog costs requests that touch no custom kind.
+        let no_profiles = Profiles::default();
+        let without_catalog = requests
+            .iter()
+            .map(|(_, request)| {
+                median_ns(samples, || {
+                    black_box(estimate_with(request, &model, &no_profiles));
+                })
+            })
+            .collect();
         let pack = match policies_cel::pack::builtin() {
             Ok(pack) => pack,
             Err(e) => {
@@ -279,12 +295,19 @@ fn main() {
         };
         let decisions = decide(&pack);
         let tuned = decide(&tuned_pack);
+        let pack_without_catalog = policies_cel::PolicySet {
+            profiles: Profiles::default(),
+            ..pack.clone()
+        };
+        let decisions_without_catalog = decide(&pack_without_catalog);
         rows.push(Row {
             pods,
             build,
             bytes_per_pod,
             estimates,
+            without_catalog,
             decisions,
+            decisions_without_catalog,
             tuned,
         });
         drop(model);
@@ -330,6 +353,31 @@ fn main() {
         print!("{:>8}", row.pods);
         for ns in &row.tuned {
             print!(" {:>20.1}", ns / 1000.0);
+        }
+        println!();
+    }
+    println!(
+        "\nthe OperatorProfile catalog ({} profiles) on requests that touch no custom kind: median µs with it / without it (ratio), estimate | whole pack decision\n",
+        policies_cel::operators::catalog().len()
+    );
+    for row in &rows {
+        print!("{:>8}", row.pods);
+        for (with, without) in row.estimates.iter().zip(&row.without_catalog) {
+            print!(
+                " {:>7.1}/{:<7.1}({:.2}x)",
+                with / 1000.0,
+                without / 1000.0,
+                with / without
+            );
+        }
+        print!("  |");
+        for (with, without) in row.decisions.iter().zip(&row.decisions_without_catalog) {
+            print!(
+                " {:>7.1}/{:<7.1}({:.2}x)",
+                with / 1000.0,
+                without / 1000.0,
+                with / without
+            );
         }
         println!();
     }

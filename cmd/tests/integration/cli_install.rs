@@ -89,6 +89,7 @@ fn every_document_reads_back_into_its_type() {
         "Namespace",
         "CustomResourceDefinition",
         "CustomResourceDefinition",
+        "CustomResourceDefinition",
         "ServiceAccount",
         "ClusterRole",
         "ClusterRoleBinding",
@@ -546,13 +547,13 @@ fn output_dir_writes_one_file_per_object() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 16, "{files:?}");
+    assert_eq!(files.len(), 17, "{files:?}");
     assert_eq!(files[0], "00-namespace.yaml");
     let joined: String = files
         .iter()
         .map(|f| std::fs::read_to_string(dir.path().join(f)).unwrap())
         .collect();
-    assert_eq!(parse_stream(&joined).unwrap().len(), 16);
+    assert_eq!(parse_stream(&joined).unwrap().len(), 17);
 }
 
 /// The gateway container's arguments in a render with `args`.

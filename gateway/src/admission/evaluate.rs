@@ -802,6 +802,9 @@ spec:
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_model_held_by_a_writer_sends_the_request_to_the_pool_instead_of_blocking_the_worker() {
+        // The policy set `judged` loads extends the OperatorProfile catalog, compiled on first
+        // use: compile it now, so the request reaches its trial while the writer holds the model.
+        let _ = policies_cel::operators::catalog();
         let evaluator = trying_inline();
         let (held, release) = std::sync::mpsc::channel::<()>();
         let (holding, is_held) = tokio::sync::oneshot::channel();

@@ -1,4 +1,4 @@
-//! Policies from the cluster: SafetyPolicy (`suture.dev/v1alpha1`), ValidatingAdmissionPolicy
+//! Policies from the cluster: SafetyPolicy and OperatorProfile (`suture.dev/v1alpha1`), ValidatingAdmissionPolicy
 //! and ValidatingAdmissionPolicyBinding (`admissionregistration.k8s.io/v1`) objects join the
 //! enforced set through [`PolicyReloader::update_cluster_objects`], each under the key
 //! `Kind/name`, as JSON without status, managedFields, resourceVersion or the last-applied
@@ -37,6 +37,7 @@ pub fn resources() -> Vec<ApiResource> {
     };
     vec![
         resource("suture.dev", "v1alpha1", "SafetyPolicy", "safetypolicies"),
+        resource("suture.dev", "v1alpha1", "OperatorProfile", "operatorprofiles"),
         resource(
             "admissionregistration.k8s.io",
             "v1",

@@ -199,15 +199,32 @@ impl Instances {
                 self.stop(&crd, false).await;
                 let name = instance_watch_name(&crd);
                 self.model.watch_registered(&name, Feeds::Model);
-                let watch = Watch::<PartialObjectMeta<DynamicObject>>::all(
-                    self.client.clone(),
-                    name.clone(),
-                    resource.clone(),
-                    self.timeout,
-                );
                 let sink = ModelSync::new(self.model.clone(), &resource.group, &resource.kind);
-                tracing::info!(%crd, version = %resource.version, "watching custom resources");
-                let task = Task::spawn(name, watch::run(watch, self.model.clone(), sink));
+                // The kinds an OperatorProfile of the catalog reads fields of (an Application's
+                // inventory, a ScaledObject's range) are watched whole; the model keeps those
+                // fields alone. Every other custom resource: its metadata.
+                let whole = policies_cel::operators::catalog()
+                    .kept()
+                    .keeps(&resource.group, &resource.kind);
+                tracing::info!(%crd, version = %resource.version, whole, "watching custom resources");
+                let future = if whole {
+                    let watch = Watch::<DynamicObject>::all(
+                        self.client.clone(),
+                        name.clone(),
+                        resource.clone(),
+                        self.timeout,
+                    );
+                    boxed(watch::run(watch, self.model.clone(), sink))
+                } else {
+                    let watch = Watch::<PartialObjectMeta<DynamicObject>>::all(
+                        self.client.clone(),
+                        name.clone(),
+                        resource.clone(),
+                        self.timeout,
+                    );
+                    boxed(watch::run(watch, self.model.clone(), sink))
+                };
+                let task = Task::spawn(name, future);
                 self.running.insert(crd, (resource, task));
             }
             Command::Stop { crd } => self.stop(&crd, true).await,

@@ -23,6 +23,11 @@ pub fn crd(kind: &str) -> String {
         "SafetyPackParams" => "SafetyPackParams: the tuning of the built-in safety pack (whose requests it judges, its \
                                thresholds, policies switched off), read by the pack policies as `params`."
             .to_owned(),
+        "OperatorProfile" => "OperatorProfile: what an operator does for its custom kind (the objects a deletion takes \
+                              with it, what it destroys outside the cluster, what makes a scale-down intended), \
+                              read by the impact estimate beside the built-in catalog; loaded from the cluster \
+                              like SafetyPolicies."
+            .to_owned(),
         other => format!("{other}: a Suture resource."),
     }
 }

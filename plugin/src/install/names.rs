@@ -21,7 +21,11 @@ pub const PROTECT_WEBHOOK: &str = "protect.suture.dev";
 /// The prefix of the shared ledger's shards, one ConfigMap per replica in the gateway's namespace.
 pub const LEDGER_SHARD_PREFIX: &str = "suture-ledger-";
 /// Suture's CRDs (deleting one deletes every object of its kind).
-pub const SUTURE_CRDS: [&str; 2] = ["safetypolicies.suture.dev", "safetypackparams.suture.dev"];
+pub const SUTURE_CRDS: [&str; 3] = [
+    "safetypolicies.suture.dev",
+    "safetypackparams.suture.dev",
+    "operatorprofiles.suture.dev",
+];
 /// Where the TLS Secret is mounted in the container.
 pub const TLS_DIR: &str = "/etc/suture/tls";
 /// The HTTPS port the container listens on.

@@ -70,7 +70,10 @@ pub const WATCHED: &[(&str, &[&str])] = &[
     ("policy", &["poddisruptionbudgets"]),
     ("discovery.k8s.io", &["endpointslices"]),
     ("apiextensions.k8s.io", &["customresourcedefinitions"]),
-    ("suture.dev", &["safetypolicies", "safetypackparams"]),
+    (
+        "suture.dev",
+        &["safetypolicies", "safetypackparams", "operatorprofiles"],
+    ),
     (
         "admissionregistration.k8s.io",
         &["validatingadmissionpolicies", "validatingadmissionpolicybindings"],

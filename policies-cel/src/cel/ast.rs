@@ -127,7 +127,7 @@ pub(crate) enum Kind {
         method: crate::cel::functions::cluster::Method,
         args: Vec<Node>,
     },
-    /// `history.byRequester/inNamespace/onWorkload/inCluster(window)`: needs the activation's
+    /// `history.byRequester/inNamespace/onWorkload/inCluster/onObject(window)`: needs the activation's
     /// history.
     HistoryCall {
         method: crate::cel::functions::history::Method,

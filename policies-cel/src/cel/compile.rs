@@ -325,7 +325,7 @@ impl Lowering<'_> {
                 let method = functions::history::Method::resolve(name, args.len()).ok_or_else(|| {
                     self.error_at(
                         format!(
-                            "found no matching overload for 'history.{name}' with {} arguments (history.byRequester, inNamespace, onWorkload or inCluster, of one window)",
+                            "found no matching overload for 'history.{name}' with {} arguments (history.byRequester, inNamespace, onWorkload, inCluster or onObject, of one window)",
                             args.len()
                         ),
                         name,

@@ -112,7 +112,9 @@ pub fn project_spec(json: &Value, model: &mut ClusterModel) -> std::result::Resu
     match projected(group, kind).map(|p| p.spec) {
         Some(SpecReader::Spec(read)) => read(root, model),
         Some(SpecReader::WithIdentity(_)) => project(json, model).map(|object| object.spec),
-        None => Ok(Spec::Other),
+        None => Ok(model
+            .kept_of(group, kind, json)
+            .map_or(Spec::Other, |kept| Spec::Kept(std::sync::Arc::new(kept)))),
     }
 }
 

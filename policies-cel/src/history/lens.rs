@@ -25,6 +25,9 @@ pub enum Scope {
     Workload,
     /// All of them (`history.inCluster`).
     Cluster,
+    /// The deletions of the request's own target (`history.onObject`), whoever asked: the
+    /// records whose action is `delete <the target>`.
+    Object,
 }
 
 /// The history one request is judged with.
@@ -105,6 +108,15 @@ impl<'a> RequestHistory<'a> {
                 }
             }
             Scope::Cluster => ledger.totals(now, window, |_| true),
+            Scope::Object => {
+                let all = ledger.totals(now, window, |_| true)?;
+                if all.requests == 0 {
+                    return Ok(all);
+                }
+                let target = crate::impact::subject::target_key(self.request, self.cluster);
+                let action = format!("delete {target}");
+                ledger.totals(now, window, |r| r.action == action)
+            }
         }
     }
 }
@@ -176,5 +188,34 @@ mod tests {
         assert_eq!(other.requests, 0);
         let looked_up = history.workload.get().and_then(Option::as_ref);
         assert_eq!(looked_up.map(|w| w.name.as_str()), Some("pg"));
+    }
+
+    #[test]
+    fn the_object_scope_counts_the_deletions_of_the_target_alone() {
+        let (cluster, request) = (cluster(), delete_pod());
+        let mut ledger = Ledger::default();
+        let deletion = |minutes: i64, action: &str| {
+            let mut record = Record::new(
+                now() - chrono::Duration::minutes(minutes),
+                "anyone",
+                "db",
+                Figures {
+                    deleted: 1,
+                    ..Figures::default()
+                },
+            );
+            record.action = action.to_owned();
+            record
+        };
+        ledger.record(deletion(9, "delete Pod db/pg-0"));
+        ledger.record(deletion(4, "delete Pod db/pg-0"));
+        ledger.record(deletion(3, "delete Pod db/pg-1"));
+        ledger.record(deletion(2, "update StatefulSet db/pg"));
+        ledger.record(deletion(20, "delete Pod db/pg-0"));
+        let history = RequestHistory::new(Some(&ledger), Some(now()), &request, &cluster);
+        let totals = history
+            .totals(Scope::Object, chrono::Duration::minutes(10))
+            .unwrap();
+        assert_eq!(totals.requests, 2, "the two deletions of pg-0 in the window");
     }
 }

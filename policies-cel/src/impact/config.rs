@@ -49,10 +49,30 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
     object_deleted(view, &subject.key, effects);
 }
 
-/// The running pods that require the deleted ConfigMap or Secret `key` (deleted by a request, a
-/// cascade, or an operator: a cert-manager Certificate's Secret goes with it).
-pub(crate) fn object_deleted(view: &dyn ClusterView, key: &ObjectKey, effects: &mut Effects) {
+/// The running pods that require the ConfigMaps and Secrets the request deletes (directly, by a
+/// cascade, or through an operator: a cert-manager Certificate's Secret goes with it), once every
+/// deletion is known: a pod the same request deletes loses nothing.
+/// Only the request's own target gets a note when no running pod requires it.
+pub(crate) fn readers_lost(view: &dyn ClusterView, target: &ObjectKey, effects: &mut Effects) {
+    for key in std::mem::take(&mut effects.deleted_configs) {
+        let before = effects.broken_references.len();
+        if key == *target {
+            object_deleted(view, &key, effects);
+        } else {
+            let notes = effects.notes.len();
+            object_deleted(view, &key, effects);
+            if effects.broken_references.len() == before {
+                effects.notes.truncate(notes);
+            }
+        }
+    }
+}
+
+/// The running pods, not deleted by the request, that require the deleted ConfigMap or Secret
+/// `key`.
+fn object_deleted(view: &dyn ClusterView, key: &ObjectKey, effects: &mut Effects) {
     let mut readers = running_readers(view, key);
+    readers.retain(|pod| !effects.is_deleted(&pod.key));
     readers.sort_by(|a, b| a.key.name.cmp(&b.key.name));
     // Every key goes, whatever the request's oldObject lists: the ones that matter are those
     // the readers reference.

@@ -242,9 +242,9 @@ fn consequences_of_kind(view: &dyn ClusterView, object: &Object, effects: &mut E
             local_volumes_lost(view, object, effects);
         }
         Spec::PersistentVolumeClaim { .. } => claim_deleted(view, object, effects),
-        Spec::ConfigMap { .. } | Spec::Secret { .. } => {
-            crate::impact::config::object_deleted(view, key, effects)
-        }
+        // Their readers are looked for once the whole cascade is known (`config::readers_lost`):
+        // a pod deleted by the same request loses nothing.
+        Spec::ConfigMap { .. } | Spec::Secret { .. } => effects.deleted_configs.push(key.clone()),
         Spec::PersistentVolume {
             reclaim_delete,
             claim: Some((namespace, name)),

@@ -68,6 +68,9 @@ pub(crate) struct Effects {
     pub external: Vec<crate::impact::report::ExternalResource>,
     /// Objects declaring the request's change intended (OperatorProfiles' intents).
     pub intended: Vec<crate::impact::report::IntendedBy>,
+    /// ConfigMaps and Secrets deleted, whose running readers are found once every deletion is
+    /// known ([`config::readers_lost`](super::config::readers_lost)).
+    pub deleted_configs: Vec<ObjectKey>,
     /// Running pods' references to ConfigMap/Secret keys the request removes.
     pub broken_references: Vec<BrokenReference>,
     /// No rule of the estimate covers the request (see `Impact::modelled`).

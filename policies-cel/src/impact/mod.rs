@@ -88,6 +88,7 @@ fn estimate_in(
         None => by_request(view, subject, &mut effects),
     }
     operators::apply(view, subject, profiles, &mut effects);
+    config::readers_lost(view, &subject.key, &mut effects);
     consequences::assemble(view, subject, effects)
 }
 

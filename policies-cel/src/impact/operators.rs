@@ -14,6 +14,7 @@ use crate::cel::value::{from_json, to_json};
 use crate::cel::{Bindings, Budget, DEFAULT_COST_LIMIT, Program, Root, Value};
 use crate::cluster::object::builtin_group;
 use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::eval::Found;
 use crate::impact::delete;
 use crate::impact::effects::Effects;
 use crate::impact::report::{ExternalResource, IntendedBy};
@@ -37,36 +38,79 @@ pub(crate) fn apply(view: &dyn ClusterView, subject: &Subject, profiles: &Profil
         return;
     }
     match subject.operation {
-        "DELETE" | "CREATE" => {
-            let own = if subject.operation == "DELETE" {
-                subject.old_object()
-            } else {
-                subject.object()
-            };
-            let kept;
-            let object = match own.filter(|o| !o.is_null()) {
-                Some(object) => Some(object),
-                None => {
-                    kept = view.get(&subject.key).and_then(kept_json);
-                    kept.as_ref()
-                }
-            };
-            if let Some(object) = object {
-                let finalizers = finalizers(object);
-                let custom = builtin_group(&subject.key.kind) != Some(&*subject.key.group);
-                let matched = profiles.for_object(&subject.key.group, &subject.key.kind, &finalizers);
-                for profile in &matched {
-                    run_rules(view, profile, &subject.key, object, subject.operation, effects);
-                }
-                if subject.operation == "DELETE" && custom {
-                    unexplained(profiles, &subject.key, &finalizers, effects);
-                }
-            }
-        }
+        "DELETE" | "CREATE" => on_object(view, subject, profiles, effects),
         "UPDATE" => intents(view, subject, profiles, effects),
         _ => {}
     }
     follow_cascades(view, subject, profiles, effects);
+}
+
+/// The profiles of the request's own object, read from the request (the whole object) or, when
+/// it carries none, from what the model keeps of it. The object's text is parsed only when a
+/// profile could apply or it is a custom object with finalizers: a Pod DELETE reads its
+/// finalizers alone.
+fn on_object(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effects: &mut Effects) {
+    let key = &subject.key;
+    let deleting = subject.operation == "DELETE";
+    let custom = builtin_group(&key.kind) != Some(&*key.group);
+    let at = |path: &[&str]| {
+        if deleting {
+            subject.old_object_at(path)
+        } else {
+            subject.object_at(path)
+        }
+    };
+    if profiles.for_kind(&key.group, &key.kind).is_empty() {
+        let listed: Vec<String> = match at(&["metadata", "finalizers"]) {
+            Some(Found::Tree(value)) => strings(value),
+            Some(Found::Text(text)) => serde_json::from_str::<Json>(text)
+                .map(|v| strings(&v))
+                .unwrap_or_default(),
+            None => view
+                .get(key)
+                .and_then(kept_json)
+                .map(|kept| finalizers(&kept).into_iter().map(str::to_owned).collect())
+                .unwrap_or_default(),
+        };
+        let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
+        if profiles.for_object(&key.group, &key.kind, &listed).is_empty() {
+            if deleting && custom {
+                unexplained(profiles, key, &listed, effects);
+            }
+            return;
+        }
+    }
+    let own = if deleting {
+        subject.old_object()
+    } else {
+        subject.object()
+    };
+    let kept;
+    let object = match own.filter(|o| !o.is_null()) {
+        Some(object) => object,
+        None => match view.get(key).and_then(kept_json) {
+            Some(json) => {
+                kept = json;
+                &kept
+            }
+            None => return,
+        },
+    };
+    let finalizers = finalizers(object);
+    for profile in profiles.for_object(&key.group, &key.kind, &finalizers) {
+        run_rules(view, profile, key, object, subject.operation, effects);
+    }
+    if deleting && custom {
+        unexplained(profiles, key, &finalizers, effects);
+    }
+}
+
+/// The strings of a JSON list.
+fn strings(value: &Json) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| items.iter().filter_map(Json::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
 }
 
 /// What the model keeps of an object of an operator's kind.

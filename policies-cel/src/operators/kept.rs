@@ -178,8 +178,17 @@ mod tests {
             kept.project("s3.aws.upbound.io", "Bucket", &managed).unwrap()["spec"],
             json!({"deletionPolicy": "Delete"})
         );
-        let plain = json!({"kind": "Bucket", "metadata": {"name": "b", "finalizers": ["other"]}});
+        let plain =
+            json!({"kind": "Bucket", "metadata": {"name": "b"}, "spec": {"deletionPolicy": "Delete"}});
         assert!(kept.project("s3.aws.upbound.io", "Bucket", &plain).is_none());
+        // Another finalizer: kept as any custom object with a finalizer is, without the fields.
+        let other = json!({"kind": "Bucket", "metadata": {"name": "b", "finalizers": ["other"]}, "spec": {"deletionPolicy": "Delete"}});
+        assert!(
+            kept.project("s3.aws.upbound.io", "Bucket", &other)
+                .unwrap()
+                .get("spec")
+                .is_none()
+        );
     }
 
     #[test]

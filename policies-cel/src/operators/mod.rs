@@ -17,11 +17,14 @@ pub use catalog::catalog;
 pub use kept::KeptFields;
 pub use profile::Profile;
 
+/// Profiles by the (group, kind) they describe.
+type ByKind = HashMap<(String, String), Vec<Arc<Profile>>>;
+
 /// A set of profiles, found by the kind they describe.
 #[derive(Debug, Clone, Default)]
 pub struct Profiles {
     all: Arc<Vec<Arc<Profile>>>,
-    by_kind: Arc<HashMap<(String, String), Vec<Arc<Profile>>>>,
+    by_kind: Arc<ByKind>,
     /// Profiles of a group pattern (`*`, `*.upbound.io`) or of every kind (`*`): consulted for an
     /// object carrying one of their finalizers only.
     patterns: Arc<Vec<Arc<Profile>>>,
@@ -31,7 +34,7 @@ pub struct Profiles {
 impl Profiles {
     /// A set of `profiles`.
     pub fn new(profiles: Vec<Arc<Profile>>) -> Self {
-        let mut by_kind: HashMap<(String, String), Vec<Arc<Profile>>> = HashMap::new();
+        let mut by_kind = ByKind::new();
         let mut patterns = Vec::new();
         for profile in &profiles {
             if profile.is_pattern() {

@@ -84,6 +84,13 @@ pub struct DisruptionRate {
     /// The most objects one requester may delete per minute, a hot-loop guard (default 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_deletions_per_minute: Option<u32>,
+    /// How many times one object may be deleted per `objectWindow`, whoever asks, before the
+    /// next deletion is refused as an operator that does not converge (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deletions_of_object: Option<u32>,
+    /// The window of `maxDeletionsOfObject` (default `10m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_window: Option<String>,
 }
 
 /// The SafetyPackParams CustomResourceDefinition.

@@ -65,6 +65,7 @@ fn deleting_a_statefulset_cascades_to_its_pods_not_its_claims() {
             workloads_down: 1,
             quorum_lost: 1,
             broken_references: 0,
+            external_data_loss: 0,
         }
     );
     assert_eq!(

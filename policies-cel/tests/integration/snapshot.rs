@@ -414,10 +414,17 @@ fn operator_scene() {
     let instances = model.of_kind("rabbitmq.com", "RabbitmqCluster");
     assert_eq!(names(instances.clone()), ["RabbitmqCluster rabbit"]);
     let rabbit = instances[0];
+    // A custom object with a finalizer: its identity and finalizers are kept (an operator
+    // acts on its deletion), nothing of its spec.
+    let Spec::Kept(kept) = &rabbit.spec else {
+        panic!("RabbitmqCluster rabbit is not kept: {:?}", rabbit.spec);
+    };
     assert_eq!(
-        (&rabbit.spec, &*rabbit.api_version),
-        (&Spec::Other, "rabbitmq.com/v1beta1")
+        kept["metadata"]["finalizers"][0],
+        "deletion.finalizers.rabbitmqclusters.rabbitmq.com"
     );
+    assert!(kept.get("spec").is_none());
+    assert_eq!(&*rabbit.api_version, "rabbitmq.com/v1beta1");
     assert_eq!(
         rabbit.annotation("suture.dev/description"),
         Some("orders message bus")

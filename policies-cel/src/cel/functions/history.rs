@@ -5,7 +5,9 @@
 //! - `history.inNamespace(window)`: in the request's namespace;
 //! - `history.onWorkload(window)`: on the workload of the request's target (its controlling
 //!   StatefulSet, Deployment, ...), whoever asked;
-//! - `history.inCluster(window)`: everywhere, by anyone.
+//! - `history.inCluster(window)`: everywhere, by anyone;
+//! - `history.onObject(window)`: the deletions of the request's own target, whoever asked (an
+//!   operator that deletes and re-creates the same object without converging).
 //!
 //! `window` is a duration's text (`'10m'`, `'1h30m'`) or a `duration`. Each answers a map of
 //! ints: `requests` (admitted requests that disrupted something), `deleted`, `podsDisrupted`,
@@ -29,6 +31,7 @@ pub enum Method {
     InNamespace,
     OnWorkload,
     InCluster,
+    OnObject,
 }
 
 impl Method {
@@ -38,6 +41,7 @@ impl Method {
             "inNamespace" => Method::InNamespace,
             "onWorkload" => Method::OnWorkload,
             "inCluster" => Method::InCluster,
+            "onObject" => Method::OnObject,
             _ => return None,
         };
         (argc == 1).then_some(method)
@@ -49,6 +53,7 @@ impl Method {
             Method::InNamespace => "history.inNamespace",
             Method::OnWorkload => "history.onWorkload",
             Method::InCluster => "history.inCluster",
+            Method::OnObject => "history.onObject",
         }
     }
 
@@ -58,6 +63,7 @@ impl Method {
             Method::InNamespace => Scope::Namespace,
             Method::OnWorkload => Scope::Workload,
             Method::InCluster => Scope::Cluster,
+            Method::OnObject => Scope::Object,
         }
     }
 }

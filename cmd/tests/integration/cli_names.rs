@@ -170,7 +170,10 @@ fn malformed_name_forms_exit_2_with_a_clear_message() {
 fn help_shows_both_forms() {
     for command in ["check", "impact"] {
         let help = stdout(&run(&[command, "--help"]));
-        assert!(help.contains("[ACTION TYPE/NAME|TYPE NAME]..."), "{command}: {help}");
+        assert!(
+            help.contains("[ACTION TYPE/NAME|TYPE NAME]..."),
+            "{command}: {help}"
+        );
         assert!(
             help.contains(" delete pod "),
             "{command}: several names in an example: {help}"

@@ -143,7 +143,7 @@ fn malformed_name_forms_exit_2_with_a_clear_message() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["check", "delete", "pod/pg-main-0", "pg-main-1"],
-            "no need to give a resource type",
+            "in TYPE/NAME form every object is TYPE/NAME",
         ),
         (
             &["check", "delete", "pod", "pg-main-0/x"],

@@ -28,6 +28,8 @@ pub enum NamesError {
         "{0:?}: there is no need to give a resource type as a separate argument when passing arguments in TYPE/NAME form (`delete pod/a pod/b`, or `delete pod a b`)"
     )]
     Mixed(String),
+    #[error("{0:?}: in TYPE/NAME form every object is TYPE/NAME (`delete pod/a pod/b`, or `delete pod a b`)")]
+    NotSlashed(String),
 }
 
 /// The objects `words` (the action's words after its verb) name, in order.
@@ -60,7 +62,7 @@ pub fn parse<'a>(words: &'a [String]) -> Result<Vec<Named<'a>>, NamesError> {
 fn slashed(word: &str) -> Result<Named<'_>, NamesError> {
     let (type_name, name) = word
         .split_once('/')
-        .ok_or_else(|| NamesError::Mixed(word.to_owned()))?;
+        .ok_or_else(|| NamesError::NotSlashed(word.to_owned()))?;
     if type_name.is_empty() || name.is_empty() {
         return Err(NamesError::EmptyPart(word.to_owned()));
     }
@@ -118,7 +120,7 @@ mod tests {
         );
         assert_eq!(pairs("pod/"), Err(NamesError::EmptyPart("pod/".into())));
         assert_eq!(pairs("/a"), Err(NamesError::EmptyPart("/a".into())));
-        assert_eq!(pairs("pod/a b"), Err(NamesError::Mixed("b".into())));
+        assert_eq!(pairs("pod/a b"), Err(NamesError::NotSlashed("b".into())));
         assert_eq!(pairs("pod a/b"), Err(NamesError::Mixed("a/b".into())));
         assert!(
             NamesError::NoName("statefulset".into())

@@ -3,10 +3,10 @@
 #
 # A judged admission request is sparse: kube-apiserver calls the gateway a few times a second,
 # and between two calls the rest of the machine evicts its code from the caches, so a request's
-# time is mostly the code and data lines it fetches (README, "Latency inside kube-apiserver").
+# time is mostly the code and data lines it fetches (docs/benchmarks.md, "Latency inside kube-apiserver").
 # With a profile of real requests, LLVM lays the judged path's hot blocks out together and moves
 # the cold ones (errors, rare branches) away: the lines one request fetches lie together, and a
-# judged request took 19-25 us less inside the gateway (README, "Profile-guided release build").
+# judged request took 19-25 us less inside the gateway (docs/performance.md, "Profile-guided release build").
 #
 #   1. builds an instrumented gateway (-Cprofile-generate) into $TARGET/pgo/generate;
 #   2. trains it: for each scene under testdata/clusters (all but bad/), starts it offline on that

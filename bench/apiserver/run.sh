@@ -7,7 +7,7 @@
 # 1. Builds the release binaries (suture-gateway, kubectl-suture, suture-apiserver-bench).
 # 2. Takes a cluster as the e2e suite does: SUTURE_E2E_K8S_BIN (a directory of kube-apiserver,
 #    kube-controller-manager, etcd and kubectl: a control plane is started on loopback with the
-#    node simulator) or SUTURE_E2E_KUBECONFIG (+ SUTURE_E2E_GATEWAY_HOST). README, "Tested against
+#    node simulator) or SUTURE_E2E_KUBECONFIG (+ SUTURE_E2E_GATEWAY_HOST). docs/e2e.md, "Tested against
 #    a real control plane", says how to get the binaries; this script builds none.
 # 3. Installs the gateway as the suite does (rendered install, the install's own ServiceAccount
 #    token) and starts a `--noop` twin with the same certificate; builds a database StatefulSet and
@@ -33,7 +33,7 @@
 # processes running one file share its cached code, which favoured the gateway whose file the
 # no-op twin shared. Two files still differ by up to about 0.02 ms at the client (7 us inside):
 # read a smaller difference beside an A/A run (BASELINE_REF=HEAD on an unchanged tree) in the same
-# window, or with the roles swapped (README, "Latency inside kube-apiserver").
+# window, or with the roles swapped (docs/benchmarks.md, "Latency inside kube-apiserver").
 #
 # CALIBRATE_PATH=1 instead sends the fifth setup to this build's own judging gateway: an A/A of
 # everything around the gateway, which shows what the setups' asymmetry (one identity and one
@@ -62,7 +62,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT=${OUT:-$ROOT/bench/apiserver/results.md}
 if [[ -z "${SUTURE_E2E_K8S_BIN:-}" && -z "${SUTURE_E2E_KUBECONFIG:-}" ]]; then
-  echo "bench/apiserver/run.sh: set SUTURE_E2E_K8S_BIN or SUTURE_E2E_KUBECONFIG (README: Tested against a real control plane)" >&2
+  echo "bench/apiserver/run.sh: set SUTURE_E2E_K8S_BIN or SUTURE_E2E_KUBECONFIG (docs/e2e.md: Tested against a real control plane)" >&2
   exit 2
 fi
 cd "$ROOT"

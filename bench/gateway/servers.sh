@@ -3,7 +3,7 @@
 #
 # start NAME PORT METRICS ARGS... : starts a gateway, logs in $WORK/NAME.log, pid in $WORK/NAME.pid.
 # Each server runs from its own copy of the binary: processes running one file share its cached
-# code, and the floor's requests would keep the gateway's TLS and HTTP code warm (README,
+# code, and the floor's requests would keep the gateway's TLS and HTTP code warm (docs/benchmarks.md,
 # "Latency inside kube-apiserver").
 start() {
   local name=$1 port=$2 metrics=$3

@@ -18,7 +18,7 @@ pub const HOW_TO_RUN: &str = "\
 set SUTURE_E2E_K8S_BIN to a directory holding kube-apiserver, kube-controller-manager, etcd and \
 kubectl (the suite starts its own control plane on loopback), or SUTURE_E2E_KUBECONFIG to a \
 conformant cluster's kubeconfig (with SUTURE_E2E_GATEWAY_HOST: an address of this machine its \
-kube-apiserver can reach). README, \"Tested against a real control plane\", says how to get the \
+kube-apiserver can reach). docs/e2e.md, \"Tested against a real control plane\", says how to get the \
 binaries.";
 
 /// Nodes the simulator registers.

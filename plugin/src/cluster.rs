@@ -15,7 +15,7 @@ use crate::exit::Failure;
 use crate::live::scope::{Instances, Namespaces};
 use crate::live::{self, Credentials, KubeArgs, ModelSink, Scope};
 use crate::whatif::collection::collection;
-use crate::whatif::target::{manifest_target, target};
+use crate::whatif::target::{action_targets, manifest_target, target};
 use crate::whatif::{Subject, WhatIfArgs};
 
 /// Snapshots smaller than this load too fast for a bar to be worth drawing.
@@ -135,6 +135,24 @@ pub fn for_manifests(
             .iter()
             .filter_map(|document| manifest_target(&document.object, what_if, Some(namespace), model))
             .map(|target| live::scope::for_target(&target, model))
+            .fold(Scope::nothing(), Scope::union)
+    })
+}
+
+/// The cluster several named objects (`delete pod a b`) are judged against, as a model each
+/// admitted request is carried into, and kubectl's default namespace (the context's in live
+/// mode). Live mode reads the cluster-scoped kinds, then what each object can reach (the union of
+/// their scopes; everything with `-A`).
+pub fn for_actions(
+    snapshots: &[PathBuf],
+    kube: &KubeArgs,
+    all_namespaces: bool,
+    what_if: &WhatIfArgs,
+) -> Result<(ClusterModel, Option<String>), Failure> {
+    model_reaching(snapshots, kube, all_namespaces, |model, namespace| {
+        action_targets(what_if, Some(namespace), model)
+            .iter()
+            .map(|target| live::scope::for_target(target, model))
             .fold(Scope::nothing(), Scope::union)
     })
 }

@@ -271,15 +271,15 @@ fn the_loader_fixtures() {
 }
 
 #[test]
-fn the_readme_shows_real_output() {
+fn the_command_reference_shows_real_output() {
     let out = lint(&["testdata/lint/findings/never-true.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     let first: Vec<&str> = text.lines().take(6).collect();
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let reference = std::fs::read_to_string(common::root().join("docs/commands.md")).unwrap();
     assert!(
-        readme.contains(&first.join("\n")),
-        "README.md's lint example differs from:\n{text}"
+        reference.contains(&first.join("\n")),
+        "docs/commands.md's lint example differs from:\n{text}"
     );
-    assert!(readme.contains(text.lines().last().unwrap()));
+    assert!(reference.contains(text.lines().last().unwrap()));
 }

@@ -135,6 +135,50 @@ fn a_live_collection_judges_as_the_snapshot_does_reading_only_its_namespace() {
 }
 
 #[test]
+fn several_live_names_judge_as_the_snapshot_does_reading_only_their_namespaces() {
+    let (api, _dir, kubeconfig) = cluster("coordination");
+    let what_if = [
+        "check",
+        "delete",
+        "pod",
+        "zk-0",
+        "zk-1",
+        "zk-2",
+        "--as",
+        ZK_OPERATOR,
+        "-o",
+        "json",
+    ];
+    let live = run(&[&what_if[..], &["--kubeconfig", arg(&kubeconfig)]].concat());
+    assert_eq!(live.status.code(), Some(1), "{}", stderr(&live));
+    let offline = run(&[
+        &what_if[..],
+        &["-n", "coordination", "--cluster", arg(&platform())],
+    ]
+    .concat());
+    assert_eq!(json(&live), json(&offline));
+    let names: Vec<String> = json(&live)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["zk-0", "zk-1", "zk-2"], "one request per name, in order");
+    let requests = api.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert!(
+        paths.contains(&"/api/v1/namespaces/coordination/pods"),
+        "{paths:?}"
+    );
+    assert!(
+        paths
+            .iter()
+            .all(|p| !p.contains("/namespaces/payments/") && *p != "/api/v1/pods"),
+        "read beyond the objects' namespace: {paths:?}"
+    );
+}
+
+#[test]
 fn live_manifests_judge_as_the_snapshot_does_reading_only_their_namespaces() {
     let (api, dir, kubeconfig) = cluster("coordination");
     let release = dir.path().join("release.yaml");

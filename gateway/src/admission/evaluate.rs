@@ -372,8 +372,8 @@ impl Evaluator {
     ) -> Result<Judged, Source> {
         // Tried whether or not the pool is busy: when expensive requests occupy its threads
         // (before their shape is found heavy), a cheap request judged here does not queue behind
-        // them. Under many connections of cheap requests this costs throughput (README,
-        // "The inline trial under load").
+        // them. Under many connections of cheap requests this costs throughput
+        // (bench/gateway/history.md, "The inline trial under load").
         let decision = self.trial(set, candidates, shape, reads_history, source, Recording::Admitted)?;
         let (decision, impact) = with_summary(decision, self.summarize_impact);
         Ok(Judged {

@@ -1,6 +1,6 @@
 //! `kubectl suture check`: judge one AdmissionReview against policies and print the verdict;
-//! or judge a what-if deletecollection, one DELETE per object, or a file of several manifests,
-//! one request per object.
+//! or judge a what-if deletecollection, one DELETE per object, a file of several manifests, or
+//! an action naming several objects, one request per object.
 
 use std::path::PathBuf;
 
@@ -15,7 +15,7 @@ use crate::policies::PolicySource;
 use crate::report::check as report;
 use crate::style::Style;
 use crate::whatif::args::DEFAULT_AS;
-use crate::whatif::{RequestArgs, Subject, collection, manifests};
+use crate::whatif::{RequestArgs, Subject, actions, collection, manifests};
 
 /// Arguments of `kubectl suture check`.
 #[derive(Debug, Args)]
@@ -51,9 +51,14 @@ Examples:
   # Judge a recorded request with the built-in policy pack against a cluster snapshot
   kubectl suture check -f review.json --cluster snapshot.json
 
-  # What if the operator deleted this StatefulSet? Or scaled this Deployment to zero?
+  # What if the operator deleted this StatefulSet? Or scaled this Deployment to zero? (TYPE/NAME
+  # or kubectl's TYPE NAME)
   kubectl suture check delete statefulset/db -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
+  kubectl suture check delete statefulset db -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
   kubectl suture check scale deployment/web --replicas 0 -n shop --cluster snapshot.json
+
+  # What if it deleted these pods, one after the other (one request per name, in order)?
+  kubectl suture check delete pod db-0 db-1 -n prod --cluster snapshot.json --as system:serviceaccount:prod:db-operator
 
   # What if it deleted every claim labelled app=pg at once (a deletecollection, judged one
   # DELETE per object as kube-apiserver sends them; -l, --field-selector or --all)?
@@ -80,8 +85,8 @@ Examples:
   cat review.json | kubectl suture check -f - -o json
 
 Exit status:
-  0  allowed (a collection or several manifests: every request)
-  1  denied (a collection or several manifests: any request)
+  0  allowed (a collection, several manifests or several names: every request)
+  1  denied (a collection, several manifests or several names: any request)
   2  usage error or unreadable input (missing file, bad YAML/JSON, not an AdmissionReview,
      a cluster or history fixture that cannot be read)
   3  a policy failed to load or compile";
@@ -104,6 +109,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     match subject {
         Subject::Collection => return run_collection(args, style),
         Subject::Manifests { name, documents } => return run_manifests(args, &name, &documents, style),
+        Subject::Actions => return run_actions(args, style),
         _ => {}
     }
     let set = policies::load(&args.policies, &args.params)?;
@@ -180,6 +186,31 @@ fn run_manifests(
     let document = crate::report::manifests::document(file, &judged);
     print_sequence(args, &document, document.allowed, |user| {
         crate::report::manifests::text(file, &judged, user, args.verbose, style)
+    })
+}
+
+/// Runs `check` on an action naming several objects (`delete pod a b`): each object's request
+/// judged in turn, in the order given, the admitted ones carried into the model; 0 when every
+/// request is admitted, 1 when any is denied.
+fn run_actions(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
+    let request = &args.request;
+    let set = policies::load(&args.policies, &args.params)?;
+    let history = history(args)?;
+    let (mut model, default_namespace) = request.resolve_actions()?;
+    let (mut ledger, now) = ledger_and_now(history);
+    let judged = actions::judge(
+        &set,
+        &request.what_if,
+        default_namespace.as_deref(),
+        &mut model,
+        &mut ledger,
+        now,
+    )
+    .map_err(Failure::usage)?;
+    let action = actions::description(&request.what_if);
+    let document = crate::report::actions::document(&action, &judged);
+    print_sequence(args, &document, document.allowed, |user| {
+        crate::report::actions::text(&action, &judged, user, args.verbose, style)
     })
 }
 

@@ -1,6 +1,7 @@
 //! `kubectl suture impact`: what an AdmissionReview would do to the cluster, as a tree or as
 //! the `impact` document policies read; for a what-if deletecollection, each object's deletion
-//! in turn, and for a file of several manifests, each object's request in turn.
+//! in turn, and for a file of several manifests or an action naming several objects, each
+//! object's request in turn.
 
 use clap::Args;
 use policies_cel::impact::estimate;
@@ -9,7 +10,7 @@ use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::report;
 use crate::style::Style;
-use crate::whatif::{RequestArgs, Subject, collection, manifests};
+use crate::whatif::{RequestArgs, Subject, actions, collection, manifests};
 
 /// Arguments of `kubectl suture impact`.
 #[derive(Debug, Args)]
@@ -29,9 +30,13 @@ Examples:
   # What would deleting this StatefulSet do to the cluster in the snapshot?
   kubectl suture impact -f delete-statefulset.json --cluster snapshot/
 
-  # What would draining (deleting) this node or scaling this StatefulSet do?
+  # What would draining (deleting) this node or scaling this StatefulSet do? (TYPE/NAME or
+  # kubectl's TYPE NAME)
   kubectl suture impact delete node/pool-3 --cluster snapshot/
-  kubectl suture impact scale sts/zk --replicas 2 -n coordination --cluster snapshot/
+  kubectl suture impact scale sts zk --replicas 2 -n coordination --cluster snapshot/
+
+  # What would deleting these two pods do, one after the other?
+  kubectl suture impact delete pod zk-0 zk-1 -n coordination --cluster snapshot/
 
   # Against the live cluster of the kubeconfig (reads what the request reaches)
   kubectl suture impact delete namespace/payments --context prod
@@ -53,6 +58,7 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
     match subject {
         Subject::Collection => return run_collection(args, style),
         Subject::Manifests { name, documents } => return run_manifests(args, &name, &documents, style),
+        Subject::Actions => return run_actions(args, style),
         _ => {}
     }
     let (cluster, request) = args.request.resolve(&subject)?;
@@ -108,6 +114,26 @@ fn run_manifests(
     {
         Some(text) => text,
         None => report::manifests::impact_trees(file, &estimates, style),
+    };
+    print!("{text}");
+    Ok(Exit::Success)
+}
+
+/// Runs `impact` on an action naming several objects (`delete pod a b`): each object's request
+/// estimated in turn, in the order given, the ones before it carried into the model.
+fn run_actions(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
+    let (mut model, default_namespace) = args.request.resolve_actions()?;
+    let what_if = &args.request.what_if;
+    let estimates =
+        actions::estimate_each(what_if, default_namespace.as_deref(), &mut model).map_err(Failure::usage)?;
+    let action = actions::description(what_if);
+    let document = report::actions::impacts(&action, &estimates);
+    let text = match output::render(&args.output, &document)
+        .map_err(anyhow::Error::msg)
+        .or_exit(Exit::Failure)?
+    {
+        Some(text) => text,
+        None => report::actions::impact_trees(&action, &estimates, style),
     };
     print!("{text}");
     Ok(Exit::Success)

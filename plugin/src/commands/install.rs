@@ -97,7 +97,7 @@ pub struct InstallArgs {
     /// Keep the gateway's judged path warm: after this long without a judged request it
     /// rehearses the last ones (nothing recorded), so an operator's next request does not find
     /// the CPU caches cold. Costs about 2% of a core per replica at 2ms while operators are at
-    /// work, nothing once --keep-warm-for has passed without a request (README, "Latency inside
+    /// work, nothing once --keep-warm-for has passed without a request (docs/benchmarks.md, "Latency inside
     /// kube-apiserver"). 0s: off
     #[arg(long, value_name = "DURATION", default_value = DEFAULT_KEEP_WARM, value_parser = parse_period)]
     pub keep_warm: Period,

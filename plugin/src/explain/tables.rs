@@ -1,7 +1,7 @@
-//! The reference tables `explain` prints, read from the project's own Markdown (the README and
-//! `docs/impact.md`, embedded at build time) so the CLI and the documentation never disagree.
+//! The reference tables `explain` prints, read from the project's own Markdown (`docs/policies.md`
+//! and `docs/impact.md`, embedded at build time) so the CLI and the documentation never disagree.
 
-const README: &str = include_str!("../../../README.md");
+const POLICIES: &str = include_str!("../../../docs/policies.md");
 const IMPACT: &str = include_str!("../../../docs/impact.md");
 
 /// One row of a reference table: the name (backticks removed) and its meaning.
@@ -54,7 +54,7 @@ fn plain(text: &str) -> String {
 
 /// The CEL variables a policy sees.
 pub fn variables() -> Vec<Row> {
-    table(README, "### CEL: variables and dialect")
+    table(POLICIES, "## CEL: variables and dialect")
 }
 
 /// `impact.summary`'s fields.

@@ -61,7 +61,7 @@ impl Default for Tls {
 }
 
 /// The gateway's `--keep-warm` period an install renders unless told otherwise: inside
-/// kube-apiserver it brings a judged request within 0.1 ms of the no-op webhook (README, "Latency
+/// kube-apiserver it brings a judged request within 0.1 ms of the no-op webhook (docs/benchmarks.md, "Latency
 /// inside kube-apiserver") for about 2% of a core per replica while operators are at work.
 pub const DEFAULT_KEEP_WARM: &str = "2ms";
 

@@ -64,7 +64,8 @@ pub fn document<'a>(file: &'a str, judged: &'a [Judged]) -> ManifestsDocument<'a
     }
 }
 
-fn object(request: &Request) -> Object {
+/// The object `request` acts on.
+pub fn object(request: &Request) -> Object {
     let admission = &request.admission;
     Object {
         operation: request.operation().to_owned(),

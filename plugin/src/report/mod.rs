@@ -1,5 +1,6 @@
-//! Reports: the verdict of `check` (on one request, on a collection's, or on a file of manifests'), the estimate of `impact` as a tree, the findings of `replay` and `lint`, and the results of `test` as text, JSON or JUnit XML.
+//! Reports: the verdict of `check` (on one request, on a collection's, on a file of manifests', or on several named objects'), the estimate of `impact` as a tree, the findings of `replay` and `lint`, and the results of `test` as text, JSON or JUnit XML.
 
+pub mod actions;
 pub mod check;
 pub mod collection;
 pub mod impact;

@@ -1,7 +1,7 @@
-//! The what-if flags `check` and `impact` share: an action on a named object (`delete sts/db`,
-//! `scale deploy/web --replicas 0`, `evict pod/web-1`) or on a collection (`delete pvc -l
-//! app=pg`), or a plain manifest given with `-f`, and the identity to judge it as,
-//! with kubectl's names for the flags.
+//! The what-if flags `check` and `impact` share: an action on named objects (`delete sts/db`,
+//! kubectl's `delete sts db`, several: `delete pod a b`; `scale deploy/web --replicas 0`, `evict
+//! pod/web-1`) or on a collection (`delete pvc -l app=pg`), or a plain manifest given with `-f`,
+//! and the identity to judge it as, with kubectl's names for the flags.
 
 use clap::{Args, ValueEnum};
 
@@ -46,10 +46,11 @@ impl Cascade {
 /// The what-if arguments.
 #[derive(Debug, Clone, Default, Args)]
 pub struct WhatIfArgs {
-    /// A what-if action instead of -f: `delete TYPE/NAME`, `scale TYPE/NAME --replicas N`,
-    /// `evict pod/NAME`, or `delete TYPE -l SELECTOR` (or --field-selector, --all): a
-    /// deletecollection
-    #[arg(value_name = "ACTION TYPE/NAME", num_args = 0..=2)]
+    /// A what-if action instead of -f: `delete TYPE/NAME` or `delete TYPE NAME`, `scale
+    /// TYPE/NAME --replicas N`, `evict pod/NAME`; several names are one request each, in order
+    /// (`delete pod a b`, `delete pod/a pod/b`); or `delete TYPE -l SELECTOR` (or
+    /// --field-selector, --all): a deletecollection
+    #[arg(value_name = "ACTION TYPE/NAME|TYPE NAME")]
     pub action: Vec<String>,
 
     /// For `delete TYPE`: the label selector of the collection to delete, as kubectl takes it

@@ -11,10 +11,11 @@ use crate::review::{
     GroupVersionKind, GroupVersionResource, KindSpec, Operation, RequestSpec, ResourceSpec, UserInfoSpec,
 };
 use crate::whatif::args::{DEFAULT_AS, OperationArg, WhatIfArgs};
+use crate::whatif::names::{self, Named, NamesError};
 
-/// What a what-if action names: `delete TYPE/NAME` and the like, its type resolved against
-/// `cluster` (its CRDs), in `-n`'s namespace, else `default_namespace`, when the kind is
-/// namespaced.
+/// One object a what-if action names (`delete TYPE/NAME`, `delete TYPE NAME...` and the like),
+/// its type resolved against `cluster` (its CRDs), in `-n`'s namespace, else
+/// `default_namespace`, when the kind is namespaced.
 #[derive(Debug, Clone)]
 pub struct ActionTarget<'a> {
     pub verb: &'a str,
@@ -24,43 +25,63 @@ pub struct ActionTarget<'a> {
     pub name: &'a str,
 }
 
-/// The target of `args.action`; an error says what is wrong with the action.
+/// The objects `args.action` names, in order; an error says what is wrong with the action.
+pub fn action_targets<'a>(
+    args: &'a WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> anyhow::Result<Vec<ActionTarget<'a>>> {
+    let Some((verb, words)) = args.action.split_first() else {
+        bail!(NamesError::Missing);
+    };
+    names::parse(words)?
+        .into_iter()
+        .map(|Named { type_name, name }| {
+            let kind = known_kinds::by_type_name(cluster, type_name).ok_or_else(|| {
+                anyhow!(
+                    "unknown resource type {type_name:?} (not built in, and no CRD for it in the --cluster snapshot)"
+                )
+            })?;
+            let namespace = kind
+                .namespaced
+                .then(|| args.namespace_for(None, default_namespace));
+            Ok(ActionTarget {
+                verb,
+                kind,
+                namespace,
+                name,
+            })
+        })
+        .collect()
+}
+
+/// The one object `args.action` names (several are one request each: [`super::actions`]).
 pub fn action_target<'a>(
     args: &'a WhatIfArgs,
     default_namespace: Option<&str>,
     cluster: &dyn ClusterView,
 ) -> anyhow::Result<ActionTarget<'a>> {
-    let [verb, target] = args.action.as_slice() else {
-        bail!("a what-if action is `delete TYPE/NAME`, `scale TYPE/NAME --replicas N` or `evict pod/NAME`");
-    };
-    let (type_name, name) = target
-        .split_once('/')
-        .filter(|(t, n)| !t.is_empty() && !n.is_empty())
-        .ok_or_else(|| {
-            anyhow!(
-                "{target:?}: expected TYPE/NAME, e.g. statefulset/db (a collection: `delete TYPE` with -l, --field-selector or --all)"
-            )
-        })?;
-    let kind = known_kinds::by_type_name(cluster, type_name).ok_or_else(|| {
-        anyhow!(
-            "unknown resource type {type_name:?} (not built in, and no CRD for it in the --cluster snapshot)"
-        )
-    })?;
-    let namespace = kind
-        .namespaced
-        .then(|| args.namespace_for(None, default_namespace));
-    Ok(ActionTarget {
-        verb,
-        kind,
-        namespace,
-        name,
-    })
+    let mut targets = action_targets(args, default_namespace, cluster)?;
+    match (targets.pop(), targets.is_empty()) {
+        (Some(target), true) => Ok(target),
+        _ => bail!("several objects are named: they are judged one request each"),
+    }
 }
 
-/// The request for an action (`delete TYPE/NAME`, `scale TYPE/NAME`, `evict pod/NAME`).
+/// The request for an action on its one object (`delete TYPE/NAME`, `scale TYPE/NAME`, `evict
+/// pod/NAME`).
 pub fn action(
     args: &WhatIfArgs,
     default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> anyhow::Result<RequestSpec> {
+    action_for(&action_target(args, default_namespace, cluster)?, args, cluster)
+}
+
+/// The request for the action on `target`, its object before the change read from `cluster`.
+pub fn action_for(
+    target: &ActionTarget<'_>,
+    args: &WhatIfArgs,
     cluster: &dyn ClusterView,
 ) -> anyhow::Result<RequestSpec> {
     let ActionTarget {
@@ -68,14 +89,15 @@ pub fn action(
         kind,
         namespace,
         name,
-    } = action_target(args, default_namespace, cluster)?;
-    let stored = known_kinds::stored(cluster, &kind, namespace.as_deref().unwrap_or_default(), name);
+    } = target;
+    let (verb, name) = (*verb, *name);
+    let stored = known_kinds::stored(cluster, kind, namespace.as_deref().unwrap_or_default(), name);
     let metadata = json!({"name": name, "namespace": namespace});
-    let mut spec = base(args, &kind, namespace.clone(), name);
+    let mut spec = base(args, kind, namespace.clone(), name);
     match verb {
         "delete" => {
             spec.operation = Some(Operation::Delete);
-            spec.old_object = Some(stored.unwrap_or_else(|| object_of(&kind, metadata)));
+            spec.old_object = Some(stored.unwrap_or_else(|| object_of(kind, metadata)));
             spec.options = args.delete_options();
         }
         "scale" => {
@@ -85,7 +107,7 @@ pub fn action(
                 anyhow!(
                     "{} {} is not in the cluster snapshot: its current replicas are unknown (give --cluster)",
                     kind.kind,
-                    target_display(&namespace, name)
+                    target_display(namespace, name)
                 )
             })?;
             let scale = |replicas: &Json| json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": metadata, "spec": {"replicas": replicas}});

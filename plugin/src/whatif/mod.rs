@@ -1,14 +1,17 @@
 //! What-if requests for `check` and `impact`: the file given with `-f` is an AdmissionReview as
 //! recorded, a plain manifest to create, update or delete, or several manifests (one request
 //! each, in order: [`manifests`]); or, without `-f`, an action on a named object (`delete
-//! statefulset/db -n prod`, `scale deployment/web --replicas 0`), or a deletecollection (`delete
-//! pvc -l app=pg`, one request per object: [`collection`]). Either way the requests are built as
-//! kube-apiserver would send them to a webhook.
+//! statefulset/db -n prod`, `delete statefulset db`, `scale deployment/web --replicas 0`), on
+//! several (`delete pod a b`, one request per name in order: [`actions`]), or a deletecollection
+//! (`delete pvc -l app=pg`, one request per object: [`collection`]). Either way the requests are
+//! built as kube-apiserver would send them to a webhook.
 
+pub mod actions;
 pub mod args;
 pub mod build;
 pub mod collection;
 pub mod manifests;
+pub mod names;
 pub mod source;
 pub mod target;
 
@@ -38,8 +41,11 @@ pub enum Subject {
         name: String,
         documents: Vec<manifests::Document>,
     },
-    /// A what-if action (`delete sts/db`).
+    /// A what-if action on one object (`delete sts/db`, `delete sts db`).
     Action,
+    /// A what-if action on several objects (`delete pod a b`, `delete pod/a sts/b`), one request
+    /// each, in order.
+    Actions,
     /// A what-if deletecollection (`delete pvc -l app=pg`).
     Collection,
 }
@@ -53,8 +59,13 @@ impl Subject {
                     "nothing to judge: give -f REVIEW|MANIFEST, or a what-if action such as `delete statefulset/db -n prod`"
                 )));
             }
-            return Ok(if args.selects() {
-                Subject::Collection
+            if args.selects() {
+                return Ok(Subject::Collection);
+            }
+            let words = args.action.get(1..).unwrap_or_default();
+            let named = names::parse(words).map_err(Failure::usage)?;
+            return Ok(if named.len() > 1 {
+                Subject::Actions
             } else {
                 Subject::Action
             });
@@ -118,10 +129,11 @@ pub fn request(
                 .map_err(|e| Failure::usage(e.context(name.clone())))?
         }
         Subject::Action => build::action(args, default_namespace, cluster).map_err(Failure::usage)?,
-        // Many requests: `check` and `impact` build them with `collection` and `manifests`.
-        Subject::Collection | Subject::Manifests { .. } => {
+        // Many requests: `check` and `impact` build them with `collection`, `manifests` and
+        // `actions`.
+        Subject::Collection | Subject::Manifests { .. } | Subject::Actions => {
             return Err(Failure::usage(anyhow!(
-                "a collection (-l, --field-selector, --all) or a file of several manifests is one request per object"
+                "a collection (-l, --field-selector, --all), a file of several manifests or several named objects is one request per object"
             )));
         }
     };

@@ -85,6 +85,13 @@ impl RequestArgs {
         )
     }
 
+    /// Several named objects (`delete pod a b`): the cluster as a model their requests are carried
+    /// into, and the namespace of namespaced objects when `-n` is not given.
+    pub fn resolve_actions(&self) -> Result<(ClusterModel, Option<String>), Failure> {
+        self.one_cluster()?;
+        cluster::for_actions(&self.cluster, &self.kube, self.all_namespaces, &self.what_if)
+    }
+
     /// The cluster and the request to judge against it.
     pub fn resolve(&self, subject: &Subject) -> Result<(Box<dyn ClusterView>, Request), Failure> {
         self.one_cluster()?;

@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 
 use crate::known_kinds::KindRef;
 use crate::live::Target;
-use crate::whatif::build::{action_target, manifest_kind};
+use crate::whatif::build::{self, action_target, manifest_kind};
 use crate::whatif::{Subject, WhatIfArgs};
 
 /// The target of `subject`, resolving type names against `cluster` (its CRDs), namespaced objects
@@ -42,8 +42,9 @@ pub fn target(
             let action = action_target(args, default_namespace, cluster).ok()?;
             Some(of_kind(action.kind, action.namespace, action.name))
         }
-        // Many objects: `cluster::for_collection` and `cluster::for_manifests` scope them.
-        Subject::Collection | Subject::Manifests { .. } => None,
+        // Many objects: `cluster::for_collection`, `cluster::for_manifests` and
+        // `cluster::for_actions` scope them.
+        Subject::Collection | Subject::Manifests { .. } | Subject::Actions => None,
     }
 }
 
@@ -59,6 +60,22 @@ pub fn manifest_target(
         .namespaced
         .then(|| args.namespace_for(object["metadata"]["namespace"].as_str(), default_namespace));
     Some(of_kind(kind, namespace, object["metadata"]["name"].as_str()?))
+}
+
+/// The objects a what-if action names (`delete pod a b`), those whose type is known.
+pub fn action_targets(
+    args: &WhatIfArgs,
+    default_namespace: Option<&str>,
+    cluster: &dyn ClusterView,
+) -> Vec<Target> {
+    build::action_targets(args, default_namespace, cluster)
+        .map(|targets| {
+            targets
+                .into_iter()
+                .map(|action| of_kind(action.kind, action.namespace, action.name))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn of_kind(kind: KindRef, namespace: Option<String>, name: &str) -> Target {

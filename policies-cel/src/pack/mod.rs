@@ -2,7 +2,7 @@
 //! that keep operators' service accounts from the ways a bad reconcile turns into an outage —
 //! live data loss, broken disruption budgets, workloads and Services left without ready pods,
 //! lost quorum, blast radius (namespaces, CRDs, large cascades), removed config keys and
-//! deletions on a stale view, and disruption faster than a budget across requests (`history`). The README describes each one and how to tune or disable it
+//! deletions on a stale view, and disruption faster than a budget across requests (`history`). docs/pack.md describes each one and how to tune or disable it
 //! (a [`params::SafetyPackParams`] object).
 
 pub mod params;

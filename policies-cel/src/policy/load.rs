@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::cel::KubernetesVersion;
 use crate::policy::context::{Ctx, Report, Warning, WarningKind};
 use crate::policy::path::FieldPath;
 use crate::policy::read::{self, ParsedDocument, ReadAs};
@@ -37,6 +38,8 @@ pub struct Loader {
     report: Report,
     /// The text of every matchCondition loaded, each once: identical conditions share it.
     condition_sources: HashSet<Arc<str>>,
+    /// The Kubernetes version whose CEL environment expressions compile against.
+    version: KubernetesVersion,
 }
 
 #[derive(Debug, Clone)]
@@ -79,7 +82,17 @@ impl Loader {
             others: Vec::new(),
             report: Report::default(),
             condition_sources: HashSet::new(),
+            version: KubernetesVersion::DEFAULT,
         }
+    }
+
+    /// Compiles the expressions of ValidatingAdmissionPolicies for Kubernetes `version`: only the
+    /// functions its CEL environment declares exist ([`KubernetesVersion::DEFAULT`] unless set).
+    /// SafetyPolicies, which only Suture compiles, get the newest environment. Set it before
+    /// adding policies.
+    pub fn kubernetes_version(mut self, version: KubernetesVersion) -> Self {
+        self.version = version;
+        self
     }
 
     /// Sets `PolicySet::implicit_bindings` of the result (on by default).
@@ -227,6 +240,7 @@ impl Loader {
             let root = FieldPath::root();
             let ctx = Ctx {
                 file,
+                version: self.version,
                 document: document.index,
                 first_line: document.line,
                 pos: &document.marked.pos,

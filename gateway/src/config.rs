@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use policies_cel::KubernetesVersion;
 
 use crate::admission::DEFAULT_INLINE_COST;
 use crate::duration::parse_duration;
@@ -97,6 +98,13 @@ pub struct Config {
     /// Leave out the built-in safety pack
     #[arg(long, env = "SUTURE_NO_BUILTIN_PACK")]
     pub no_builtin_pack: bool,
+
+    /// The Kubernetes version whose CEL environment ValidatingAdmissionPolicies compile
+    /// against, as the cluster runs it (1.33 to 1.37; `v1.36.2` reads as 1.36): one calling a
+    /// function of a later version fails to load, as kube-apiserver of that version refuses it
+    /// (SafetyPolicies get the newest environment)
+    #[arg(long, env = "SUTURE_KUBERNETES_VERSION", default_value_t = KubernetesVersion::DEFAULT, value_name = "VERSION")]
+    pub kubernetes_version: KubernetesVersion,
 
     /// Offline mode: build the cluster model from these snapshots (reloaded on change) instead of watches
     #[arg(long, env = "SUTURE_CLUSTER", value_name = "PATH", num_args = 1.., value_delimiter = ',')]
@@ -345,6 +353,7 @@ mod tests {
         );
         assert_eq!(config.keep_warm_for, Duration::from_secs(60));
         assert!(!config.offline());
+        assert_eq!(config.kubernetes_version, KubernetesVersion::V1_36);
         let named = Config::try_parse_from([
             "suture-gateway",
             "--self-signed",
@@ -370,6 +379,25 @@ mod tests {
             }
             assert!(arg.get_env().is_some(), "--{id} has no environment variable");
         }
+    }
+
+    #[test]
+    fn the_kubernetes_version_is_read_and_checked() {
+        let config = Config::try_parse_from([
+            "suture-gateway",
+            "--self-signed",
+            "--kubernetes-version",
+            "v1.37.1",
+        ])
+        .unwrap();
+        assert_eq!(config.kubernetes_version, KubernetesVersion::V1_37);
+        let error =
+            Config::try_parse_from(["suture-gateway", "--self-signed", "--kubernetes-version", "1.30"])
+                .unwrap_err();
+        assert!(
+            error.to_string().contains("Kubernetes 1.30 is not supported"),
+            "{error}"
+        );
     }
 
     #[test]

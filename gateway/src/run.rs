@@ -385,6 +385,7 @@ fn certificates(config: &Config) -> anyhow::Result<(Arc<ReloadingResolver>, Opti
 async fn load_policies(config: &Config) -> anyhow::Result<PolicyReloader> {
     let sources = PolicySources {
         builtin_pack: !config.no_builtin_pack,
+        kubernetes_version: config.kubernetes_version,
         paths: config.policies.clone(),
         params_paths: config.params.clone(),
         options: EvalOptions {

@@ -42,6 +42,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         "--policies",
         "--params",
         "--no-builtin-pack",
+        "--kubernetes-version",
         "--cluster",
         "--kubeconfig",
         "--context",
@@ -66,6 +67,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         "SUTURE_EVAL_TIMEOUT",
         "SUTURE_DECISION_LOG",
         "SUTURE_CLUSTER",
+        "SUTURE_KUBERNETES_VERSION",
     ] {
         assert!(help.contains(env), "{env} missing from --help");
     }

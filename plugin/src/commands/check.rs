@@ -11,7 +11,7 @@ use policies_cel::{evaluate, evaluate_in};
 use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::policies;
-use crate::policies::PolicySource;
+use crate::policies::{PolicySource, TargetVersion};
 use crate::report::check as report;
 use crate::style::Style;
 use crate::whatif::args::DEFAULT_AS;
@@ -31,6 +31,9 @@ pub struct CheckArgs {
     /// Parameter objects for policies with paramKind (repeatable)
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub target: TargetVersion,
 
     /// History of admitted disruption for policies that read `history` (a fixture: YAML or
     /// JSON records with `time` or `ago`, and an optional `now`; docs/test-suites.md)
@@ -106,7 +109,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
         Subject::Manifests { name, documents } => return run_manifests(args, &name, &documents, style),
         _ => {}
     }
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (cluster, request) = args.request.resolve(&subject)?;
     let mut decision = match &history {
@@ -137,7 +140,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
 fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let request = &args.request;
     request.one_cluster()?;
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (mut model, selected, specs) = request.resolve_collection()?;
     let (mut ledger, now) = ledger_and_now(history);
@@ -159,7 +162,7 @@ fn run_manifests(
 ) -> Result<Exit, Failure> {
     let request = &args.request;
     request.one_cluster()?;
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (mut model, default_namespace) = request.resolve_manifests(documents)?;
     let (mut ledger, now) = ledger_and_now(history);

@@ -100,9 +100,8 @@ pub struct Config {
     pub no_builtin_pack: bool,
 
     /// The Kubernetes version whose CEL environment ValidatingAdmissionPolicies compile
-    /// against, as the cluster runs it (1.33 to 1.37; `v1.36.2` reads as 1.36): one calling a
-    /// function of a later version fails to load, as kube-apiserver of that version refuses it
-    /// (SafetyPolicies get the newest environment)
+    /// against, the cluster's own (1.33 to 1.37; `v1.36.2` reads as 1.36): one calling a
+    /// function of a later version fails to load (SafetyPolicies get the newest environment)
     #[arg(long, env = "SUTURE_KUBERNETES_VERSION", default_value_t = KubernetesVersion::DEFAULT, value_name = "VERSION")]
     pub kubernetes_version: KubernetesVersion,
 

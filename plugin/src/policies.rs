@@ -27,7 +27,8 @@ pub enum PolicySource {
 #[derive(Debug, Clone, Copy, Args)]
 pub struct TargetVersion {
     /// The Kubernetes version whose CEL environment ValidatingAdmissionPolicies compile
-    /// against, as the cluster runs it (1.33 to 1.37; `v1.36.2` reads as 1.36)
+    /// against (1.33 to 1.37; `v1.36.2` reads as 1.36). A cluster running 1.N checks new
+    /// policies against 1.N-1's (docs/cel-compatibility.md)
     #[arg(
         long = "kubernetes-version",
         value_name = "VERSION",

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::admission::DEFAULT_INLINE_COST;
+use crate::cluster_version::VersionSetting;
 use crate::duration::parse_duration;
 
 /// `suture-gateway`: the validating admission webhook that enforces Suture's safety policies.
@@ -97,6 +98,18 @@ pub struct Config {
     /// Leave out the built-in safety pack
     #[arg(long, env = "SUTURE_NO_BUILTIN_PACK")]
     pub no_builtin_pack: bool,
+
+    /// The Kubernetes version whose CEL environment ValidatingAdmissionPolicies compile
+    /// against, the cluster's own (1.33 to 1.37; `v1.36.2` reads as 1.36), or `auto`: the API
+    /// server's, read at start (live mode). One calling a function of a later version fails to
+    /// load (SafetyPolicies get the newest environment)
+    #[arg(
+        long,
+        env = "SUTURE_KUBERNETES_VERSION",
+        default_value_t,
+        value_name = "VERSION|auto"
+    )]
+    pub kubernetes_version: VersionSetting,
 
     /// Offline mode: build the cluster model from these snapshots (reloaded on change) instead of watches
     #[arg(long, env = "SUTURE_CLUSTER", value_name = "PATH", num_args = 1.., value_delimiter = ',')]
@@ -345,6 +358,10 @@ mod tests {
         );
         assert_eq!(config.keep_warm_for, Duration::from_secs(60));
         assert!(!config.offline());
+        assert_eq!(
+            config.kubernetes_version,
+            VersionSetting::Given(policies_cel::KubernetesVersion::V1_36)
+        );
         let named = Config::try_parse_from([
             "suture-gateway",
             "--self-signed",
@@ -370,6 +387,30 @@ mod tests {
             }
             assert!(arg.get_env().is_some(), "--{id} has no environment variable");
         }
+    }
+
+    #[test]
+    fn the_kubernetes_version_is_read_and_checked() {
+        let config = Config::try_parse_from([
+            "suture-gateway",
+            "--self-signed",
+            "--kubernetes-version",
+            "v1.37.1",
+        ])
+        .unwrap();
+        assert_eq!(
+            config.kubernetes_version,
+            VersionSetting::Given(policies_cel::KubernetesVersion::V1_37)
+        );
+        let auto = Config::try_parse_from(["suture-gateway", "--kubernetes-version", "auto"]).unwrap();
+        assert_eq!(auto.kubernetes_version, VersionSetting::Auto);
+        let error =
+            Config::try_parse_from(["suture-gateway", "--self-signed", "--kubernetes-version", "1.30"])
+                .unwrap_err();
+        assert!(
+            error.to_string().contains("Kubernetes 1.30 is not supported"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod admission;
 pub mod cli;
+pub mod cluster_version;
 pub mod config;
 pub mod decision_log;
 pub mod duration;

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use policies_cel::pack;
 use policies_cel::policy::{EvalOptions, LoadError, Loader, PolicySet};
+use policies_cel::{KubernetesVersion, pack};
 
 use crate::admission::plans::Plans;
 
@@ -22,6 +22,8 @@ use crate::admission::plans::Plans;
 pub struct PolicySources {
     /// Include the built-in safety pack.
     pub builtin_pack: bool,
+    /// The Kubernetes version whose CEL environment every policy compiles against.
+    pub kubernetes_version: KubernetesVersion,
     /// Policy files or directories, loaded in order.
     pub paths: Vec<PathBuf>,
     /// Params files or directories (objects that `paramRef`s select).
@@ -40,9 +42,9 @@ impl PolicySources {
     /// real cluster (no implicit bindings in the webhook).
     pub fn build(&self) -> Result<PolicySet, LoadError> {
         let mut loader = if self.builtin_pack {
-            pack::builtin_loader()?
+            pack::builtin_loader_at(self.kubernetes_version)?
         } else {
-            Loader::new()
+            Loader::new().kubernetes_version(self.kubernetes_version)
         };
         loader = loader.implicit_bindings(false);
         for path in &self.paths {

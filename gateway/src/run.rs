@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use policies_cel::PolicySet;
 use policies_cel::cluster::ClusterModel;
 use policies_cel::policy::EvalOptions;
+use policies_cel::{KubernetesVersion, PolicySet};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
@@ -23,6 +23,7 @@ use crate::admission::body::Intake;
 use crate::admission::pool::EvalPool;
 use crate::admission::rehearsal::Rehearsed;
 use crate::admission::{self, Admission, EvalHook, Evaluator, Limits};
+use crate::cluster_version::VersionSetting;
 use crate::config::Config;
 use crate::decision_log::DecisionLog;
 use crate::guard::SelfProtection;
@@ -383,8 +384,11 @@ fn certificates(config: &Config) -> anyhow::Result<(Arc<ReloadingResolver>, Opti
 }
 
 async fn load_policies(config: &Config) -> anyhow::Result<PolicyReloader> {
+    let kubernetes_version = kubernetes_version(config).await?;
+    tracing::info!(%kubernetes_version, "policies compile for this Kubernetes version's CEL environment");
     let sources = PolicySources {
         builtin_pack: !config.no_builtin_pack,
+        kubernetes_version,
         paths: config.policies.clone(),
         params_paths: config.params.clone(),
         options: EvalOptions {
@@ -415,6 +419,28 @@ fn max_connections(config: &Config) -> usize {
 
 /// Connections the operations listener (probes, scrapes) keeps open at once.
 const OPS_MAX_CONNECTIONS: usize = 64;
+
+/// The version `--kubernetes-version` gives, or with `auto` the API server's (live mode only).
+async fn kubernetes_version(config: &Config) -> anyhow::Result<KubernetesVersion> {
+    match config.kubernetes_version {
+        VersionSetting::Given(version) => Ok(version),
+        VersionSetting::Auto if config.offline() => {
+            bail!("--kubernetes-version auto asks the cluster: it needs live mode, not --cluster snapshots")
+        }
+        VersionSetting::Auto => {
+            let client = crate::live::client(config.kubeconfig.clone(), config.context.clone())
+                .await
+                .context("--kubernetes-version auto: cannot set up the Kubernetes client")?;
+            let (version, note) = crate::cluster_version::read(&client)
+                .await
+                .context("--kubernetes-version auto")?;
+            if let Some(note) = note {
+                tracing::warn!("{note}");
+            }
+            Ok(version)
+        }
+    }
+}
 
 /// CEL stops itself a little before the request's budget runs out, so that a slow policy is an
 /// evaluation error (judged by its failurePolicy) rather than a timeout of the whole request.

@@ -19,6 +19,7 @@ pub mod pack;
 pub mod policy;
 pub mod stages;
 
+pub use cel::{KubernetesVersion, VersionError};
 pub use cluster::{ClusterView, EmptyCluster};
 pub use eval::{
     Decision, Denial, EvalContext, Request, RequestError, Trial, WireReview, evaluate, evaluate_in,

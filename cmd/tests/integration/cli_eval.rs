@@ -273,3 +273,35 @@ fn the_cluster_library_and_impact_read_the_snapshot() {
     );
     assert!(stderr(&out).contains("impact"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_kubernetes_version_decides_what_compiles() {
+    let out = eval("[1, 2].includes(2)", &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "undeclared reference to 'includes': Kubernetes 1.37 introduced it, the target is 1.36"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = eval("[1, 2].includes(2)", &["--kubernetes-version", "1.37"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "true\n");
+    let out = suture()
+        .args(["eval", "-e", "[1, 2].includes(2)"])
+        .env("SUTURE_KUBERNETES_VERSION", "v1.37.2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = eval("[2, 1].sort()", &["--kubernetes-version", "1.33"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = eval("1", &["--kubernetes-version", "1.32"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("Kubernetes 1.32 is not supported: Suture knows the CEL environments of 1.33 to 1.37"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -283,3 +283,27 @@ fn the_command_reference_shows_real_output() {
     );
     assert!(reference.contains(text.lines().last().unwrap()));
 }
+
+#[test]
+fn a_function_of_a_later_kubernetes_version_is_its_own_finding() {
+    let dir = temp_files(&[(
+        "p.yaml",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n  validations:\n  - expression: \"['a'].includes(object.metadata.name)\"\n",
+    )]);
+    let path = dir.path().to_str().unwrap();
+    let out = lint(&[path, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let document = json(&out);
+    let finding = &document["findings"][0];
+    assert_eq!(finding["code"], "kubernetes-version");
+    assert_eq!(
+        finding["message"],
+        "`includes` needs Kubernetes 1.37: the policies are linted for 1.36"
+    );
+    assert_eq!(
+        (finding["line"].as_u64(), finding["column"].as_u64()),
+        (Some(6), Some(24))
+    );
+    let out = lint(&[path, "--kubernetes-version", "1.37"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}

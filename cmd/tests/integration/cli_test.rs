@@ -273,3 +273,28 @@ fn a_suite_whose_policies_do_not_compile_exits_3() {
     assert!(err.contains("bad.yaml:6"), "{err}");
     assert!(err.contains("^"), "{err}");
 }
+
+#[test]
+fn suites_compile_their_policies_for_the_kubernetes_version() {
+    let dir = temp_files(&[
+        (
+            "policy.yaml",
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: tiers}\nspec:\n  validations:\n  - expression: \"['web', 'db'].includes(request.name)\"\n",
+        ),
+        (
+            "tiers.test.yaml",
+            "apiVersion: suture.dev/v1alpha1\nkind: SutureTest\npolicies: [policy.yaml]\ncases:\n- {name: web, kind: Namespace, objectName: web, operation: DELETE, expect: {allowed: true}}\n- {name: other, kind: Namespace, objectName: other, operation: DELETE, expect: {allowed: false}}\n",
+        ),
+    ]);
+    let suite = dir.path().join("tiers.test.yaml");
+    let suite = suite.to_str().unwrap();
+    let out = test(&[suite]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("Kubernetes 1.37 introduced it, the target is 1.36"),
+        "{}",
+        stderr(&out)
+    );
+    let out = test(&[suite, "--kubernetes-version", "1.37"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+}

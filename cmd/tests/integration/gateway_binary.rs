@@ -42,6 +42,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         "--policies",
         "--params",
         "--no-builtin-pack",
+        "--kubernetes-version",
         "--cluster",
         "--kubeconfig",
         "--context",
@@ -66,6 +67,7 @@ fn help_lists_every_flag_with_its_environment_variable() {
         "SUTURE_EVAL_TIMEOUT",
         "SUTURE_DECISION_LOG",
         "SUTURE_CLUSTER",
+        "SUTURE_KUBERNETES_VERSION",
     ] {
         assert!(help.contains(env), "{env} missing from --help");
     }
@@ -84,6 +86,35 @@ fn a_bad_flag_is_a_usage_error() {
         .args(["--eval-timeout", "soon", "--self-signed"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn the_kubernetes_version_is_checked_and_auto_needs_a_cluster() {
+    let out = Command::cargo_bin("suture-gateway")
+        .unwrap()
+        .args(["--self-signed", "--kubernetes-version", "1.32"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("Kubernetes 1.32 is not supported"), "{stderr}");
+    let cluster = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/clusters/database");
+    let out = Command::cargo_bin("suture-gateway")
+        .unwrap()
+        .args([
+            "--self-signed",
+            "--cluster",
+            cluster,
+            "--kubernetes-version",
+            "auto",
+        ])
+        .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("--kubernetes-version auto asks the cluster: it needs live mode"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use policies_cel::{evaluate, evaluate_in};
 use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::policies;
-use crate::policies::PolicySource;
+use crate::policies::{PolicySource, TargetVersion};
 use crate::report::check as report;
 use crate::style::Style;
 use crate::whatif::args::DEFAULT_AS;
@@ -31,6 +31,9 @@ pub struct CheckArgs {
     /// Parameter objects for policies with paramKind (repeatable)
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub target: TargetVersion,
 
     /// History of admitted disruption for policies that read `history` (a fixture: YAML or
     /// JSON records with `time` or `ago`, and an optional `now`; docs/test-suites.md)
@@ -112,7 +115,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
         Subject::Actions => return run_actions(args, style),
         _ => {}
     }
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (cluster, request) = args.request.resolve(&subject)?;
     let mut decision = match &history {
@@ -147,7 +150,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
 fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let request = &args.request;
     request.one_cluster()?;
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (mut model, selected, specs) = request.resolve_collection()?;
     let (mut ledger, now) = ledger_and_now(history);
@@ -169,7 +172,7 @@ fn run_manifests(
 ) -> Result<Exit, Failure> {
     let request = &args.request;
     request.one_cluster()?;
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (mut model, default_namespace) = request.resolve_manifests(documents)?;
     let (mut ledger, now) = ledger_and_now(history);
@@ -194,7 +197,7 @@ fn run_manifests(
 /// request is admitted, 1 when any is denied.
 fn run_actions(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let request = &args.request;
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
     let (mut model, default_namespace) = request.resolve_actions()?;
     let (mut ledger, now) = ledger_and_now(history);

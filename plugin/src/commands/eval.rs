@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Value as Json, json};
 
 use crate::exit::{Exit, Failure, OrExit};
+use crate::policies::TargetVersion;
 use crate::review::{self, RequestSpec};
 use crate::style::Style;
 use crate::{cluster, input};
@@ -57,6 +58,9 @@ pub struct EvalArgs {
     /// `params`
     #[arg(long = "params", value_name = "FILE")]
     pub params: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub target: TargetVersion,
 
     /// `namespaceObject`
     #[arg(long = "namespace-object", value_name = "FILE")]
@@ -137,7 +141,7 @@ pub fn run(args: &EvalArgs, no_color: bool) -> Result<Exit, Failure> {
         bindings = bindings.with_cluster(view);
     }
 
-    let program = match Env::admission().compile(&args.expression) {
+    let program = match Env::admission_at(args.target.kubernetes_version).compile(&args.expression) {
         Ok(program) => program,
         Err(error) => return compile_failed(&error, args.output, no_color),
     };

@@ -15,7 +15,7 @@ use crate::exit::{Exit, Failure};
 use crate::input;
 use crate::kinds::KnownResources;
 use crate::output::{self, Output};
-use crate::policies::PolicySource;
+use crate::policies::{PolicySource, TargetVersion};
 use crate::report::lint::{LintDocument, text};
 use crate::style::Style;
 
@@ -36,6 +36,9 @@ pub struct LintArgs {
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
 
+    #[command(flatten)]
+    pub target: TargetVersion,
+
     /// CustomResourceDefinitions (files or directories of YAML/JSON, `kubectl get crd -o yaml`
     /// Lists included): fields of their custom resources are checked against their schemas
     /// (repeatable; CRDs among the linted files are read too)
@@ -53,7 +56,8 @@ pub struct LintArgs {
 
 const HELP: &str = "\
 Findings have a severity and a stable code: compile-error, yaml-syntax, invalid-field,
-unknown-kind, duplicate-name, message-type, result-type (the policies do not load: exit 3),
+unknown-kind, duplicate-name, message-type, result-type, kubernetes-version (the policies do
+not load: exit 3),
 unknown-field, unreachable-match, unbound-policy, never-true, always-true, cost,
 deprecated-api-version, suture-extension, schema-field. docs/commands.md describes each.
 
@@ -94,6 +98,7 @@ pub fn run(args: &LintArgs, style: Style) -> Result<Exit, Failure> {
 
 fn lint(args: &LintArgs) -> Result<LintReport, Failure> {
     let mut linter = Linter::new();
+    linter.kubernetes_version(args.target.kubernetes_version);
     let default_dir = [PolicySource::Path(PathBuf::from("."))];
     let paths = if args.paths.is_empty() && args.filenames.is_empty() {
         &default_dir[..]

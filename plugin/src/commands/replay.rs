@@ -9,7 +9,7 @@ use clap::Args;
 use crate::commands::check::parse_policy_source;
 use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
-use crate::policies::PolicySource;
+use crate::policies::{PolicySource, TargetVersion};
 use crate::replay::replay;
 use crate::style::Style;
 use crate::{cluster, input, policies, report};
@@ -29,6 +29,9 @@ pub struct ReplayArgs {
     /// Parameter objects for policies with paramKind (repeatable)
     #[arg(long = "params", value_name = "FILE")]
     pub params: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub target: TargetVersion,
 
     /// Cluster snapshot the requests are estimated against (repeatable; the objects before
     /// updates and deletes come from it too)
@@ -76,7 +79,7 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
     } else {
         args.audit_log.display().to_string()
     };
-    let set = policies::load(&args.policies, &args.params)?;
+    let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let model = cluster::load_model(&args.cluster)?;
     let tally = if input::is_stdin(&args.audit_log) {
         replay(&name, std::io::stdin().lock(), &set, model)

@@ -11,6 +11,7 @@ use regex::Regex;
 
 use crate::exit::{Exit, Failure, OrExit};
 use crate::live::KubeArgs;
+use crate::policies::TargetVersion;
 use crate::report;
 use crate::style::Style;
 use crate::suite;
@@ -48,6 +49,9 @@ pub struct TestArgs {
     /// Run only the cases whose name (or `<suite>/<case>`) matches this regular expression
     #[arg(long = "run", value_name = "REGEX")]
     pub run: Option<String>,
+
+    #[command(flatten)]
+    pub target: TargetVersion,
 }
 
 const HELP: &str = "\
@@ -109,7 +113,13 @@ pub fn run(args: &TestArgs, style: Style) -> Result<Exit, Failure> {
         None
     };
     let progress = progress_bar(selected);
-    let result = suite::run(&suites, filter.as_ref(), live.as_deref(), &progress);
+    let result = suite::run(
+        &suites,
+        filter.as_ref(),
+        live.as_deref(),
+        args.target.kubernetes_version,
+        &progress,
+    );
     progress.finish_and_clear();
     let result = result?;
     let text = match args.output {

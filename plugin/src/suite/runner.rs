@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use policies_cel::impact::estimate_with;
-use policies_cel::{ClusterView, Decision, evaluate, evaluate_in};
+use policies_cel::{ClusterView, Decision, KubernetesVersion, evaluate, evaluate_in};
 use regex::Regex;
 
 use crate::exit::Failure;
@@ -80,11 +80,12 @@ pub fn selected(filter: Option<&Regex>, suite: &Suite, case: &str) -> bool {
 /// Runs the cases of `suites` selected by `filter`. A suite whose policies fail to load stops the
 /// run (exit 3).
 /// `live` judges the suites that name no `cluster:` (`test --live`); without it they get an
-/// empty cluster.
+/// empty cluster. Policies compile for Kubernetes `version`.
 pub fn run(
     suites: &[Suite],
     filter: Option<&Regex>,
     live: Option<&dyn ClusterView>,
+    version: KubernetesVersion,
     progress: &ProgressBar,
 ) -> Result<RunResult, Failure> {
     let started = Instant::now();
@@ -100,7 +101,7 @@ pub fn run(
             continue;
         }
         let suite_started = Instant::now();
-        let set = policies::load(&suite.policies, &suite.params).map_err(|failure| {
+        let set = policies::load(&suite.policies, &suite.params, version).map_err(|failure| {
             let exit = failure.exit();
             let error =
                 anyhow::anyhow!("{:#}", failure.error()).context(format!("suite {}", suite.file.display()));

@@ -86,7 +86,10 @@ pub(crate) fn compile(env: &Env, source: &str) -> Result<Program, CompileError> 
 /// A type error as a compile error, its caret on the node at fault.
 fn type_error(source: &str, error: TypeError) -> CompileError {
     let offset = Parsed::new(source).map_or(0, |parsed| parsed.offset_of(error.node));
-    CompileError::new(error.message, source, offset, 1)
+    CompileError {
+        requires: error.requires,
+        ..CompileError::new(error.message, source, offset, 1)
+    }
 }
 
 struct Lowering<'a> {

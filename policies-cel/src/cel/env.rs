@@ -1,6 +1,7 @@
-//! The declarations an expression is compiled against: root variables and composited variables.
+//! The declarations an expression is compiled against: root variables, composited variables,
+//! and the Kubernetes version whose functions exist.
 
-use crate::cel::{CompileError, ExprType, Program, compile};
+use crate::cel::{CompileError, ExprType, KubernetesVersion, Program, compile};
 
 /// A root variable of the admission CEL environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -59,10 +60,12 @@ impl Root {
     }
 }
 
-/// What an expression may refer to: the admission roots and the composited variables declared
-/// before it (Kubernetes lets a variable use only earlier ones).
+/// What an expression may refer to: the admission roots, the composited variables declared
+/// before it (Kubernetes lets a variable use only earlier ones), and the functions of the
+/// Kubernetes version compiled for.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
+    version: KubernetesVersion,
     variables: Vec<String>,
     /// The type of each variable (its expression's, as Kubernetes types them; `dyn` when
     /// unknown).
@@ -70,9 +73,23 @@ pub struct Env {
 }
 
 impl Env {
-    /// The Kubernetes admission environment (plus `impact`, `cluster` and `history`), with no variables.
+    /// The Kubernetes admission environment (plus `impact`, `cluster` and `history`) of the
+    /// default version ([`KubernetesVersion::DEFAULT`]), with no variables.
     pub fn admission() -> Self {
         Self::default()
+    }
+
+    /// The admission environment of Kubernetes `version`, with no variables.
+    pub fn admission_at(version: KubernetesVersion) -> Self {
+        Self {
+            version,
+            ..Self::default()
+        }
+    }
+
+    /// The Kubernetes version whose functions an expression may call.
+    pub fn version(&self) -> KubernetesVersion {
+        self.version
     }
 
     /// This environment with `names` declared as `variables.<name>`, in order.

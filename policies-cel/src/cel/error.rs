@@ -2,6 +2,8 @@
 
 use miette::{Diagnostic, SourceSpan};
 
+use crate::cel::KubernetesVersion;
+
 /// An expression that failed to parse or check. Renders like cel-go, with a caret under the
 /// problem, and is a `miette` diagnostic for fancy output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Diagnostic)]
@@ -16,6 +18,16 @@ pub struct CompileError {
     /// Where in `expression` (byte offset and length).
     #[label("here")]
     pub span: SourceSpan,
+    /// When the expression calls a function a later Kubernetes version introduced: which, and
+    /// the version (what the lint reports).
+    pub requires: Option<Requirement>,
+}
+
+/// A function the compiled-for Kubernetes version lacks, and the version that introduced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    pub function: String,
+    pub version: KubernetesVersion,
 }
 
 impl CompileError {
@@ -26,6 +38,7 @@ impl CompileError {
             message: message.into(),
             expression: expression.to_owned(),
             span: SourceSpan::new(offset.into(), len),
+            requires: None,
         }
     }
 

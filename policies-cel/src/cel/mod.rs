@@ -28,13 +28,15 @@ mod program;
 pub(crate) mod quotes;
 pub mod serialize;
 pub mod value;
+mod version;
 
 pub use activation::{Activation, Bindings, LazyVariables, VariablePrograms};
 pub use budget::{Budget, DEFAULT_COST_LIMIT};
 pub use check::ExprType;
 pub use env::{Env, Root};
-pub use error::{CompileError, EvalError};
+pub use error::{CompileError, EvalError, Requirement};
 pub use functions::authorizer::{AuthorizerMode, authorizer_for_request, authorizer_value};
 pub use kube_cel::cel as upstream;
 pub use program::{FieldsRead, Program};
 pub use upstream::Value;
+pub use version::{KubernetesVersion, VersionError};

@@ -43,6 +43,9 @@ pub enum Code {
     DuplicateName,
     /// A CEL expression does not compile.
     CompileError,
+    /// A CEL expression calls a function that a later Kubernetes version than the one linted
+    /// for introduced.
+    KubernetesVersion,
     /// A field the Kubernetes type does not have.
     UnknownField,
     /// An older apiVersion, read as the current one.
@@ -71,12 +74,13 @@ pub enum Code {
 
 impl Code {
     /// Every code, in a fixed order (for documentation and tests).
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::YamlSyntax,
         Code::InvalidField,
         Code::UnknownKind,
         Code::DuplicateName,
         Code::CompileError,
+        Code::KubernetesVersion,
         Code::UnknownField,
         Code::DeprecatedApiVersion,
         Code::SutureExtension,
@@ -98,6 +102,7 @@ impl Code {
             Code::UnknownKind => "unknown-kind",
             Code::DuplicateName => "duplicate-name",
             Code::CompileError => "compile-error",
+            Code::KubernetesVersion => "kubernetes-version",
             Code::UnknownField => "unknown-field",
             Code::DeprecatedApiVersion => "deprecated-api-version",
             Code::SutureExtension => "suture-extension",
@@ -122,6 +127,7 @@ impl Code {
                 | Code::UnknownKind
                 | Code::DuplicateName
                 | Code::CompileError
+                | Code::KubernetesVersion
                 | Code::MessageType
                 | Code::ResultType
         )

@@ -1,8 +1,10 @@
 //! The loader's verdict as findings: every error it collects (YAML syntax, invalid fields,
 //! unknown kinds, duplicates, every expression that does not compile, bindings of missing
-//! policies; CRDs beside the policies are not unknown kinds) and every warning (unknown fields, older apiVersions, Suture extensions in a
+//! policies; CRDs beside the policies are not unknown kinds; a function of a later Kubernetes
+//! version than the one linted for is its own finding) and every warning (unknown fields, older apiVersions, Suture extensions in a
 //! ValidatingAdmissionPolicy), each placed at its line and column.
 
+use crate::cel::KubernetesVersion;
 use crate::policy::context::{Warning, WarningKind};
 use crate::policy::{LoadError, Loader, PolicySet};
 
@@ -19,8 +21,9 @@ pub(crate) fn load(
     documents: &[FileDocuments],
     policies: &[usize],
     params: &[usize],
+    version: KubernetesVersion,
 ) -> PolicySet {
-    let mut loader = Loader::new();
+    let mut loader = Loader::new().kubernetes_version(version);
     for &file in policies {
         loader.add_documents_lenient(&sink.files[file].name, &documents[file]);
     }
@@ -29,7 +32,7 @@ pub(crate) fn load(
     }
     let (set, errors, warnings) = loader.finish_lenient();
     for error in errors.into_iter().flat_map(LoadError::into_vec) {
-        report_error(sink, error);
+        report_error(sink, error, version);
     }
     for warning in warnings {
         report_warning(sink, warning);
@@ -41,7 +44,7 @@ fn file_index(sink: &Sink<'_>, name: &str) -> Option<usize> {
     sink.files.iter().position(|f| f.name == name)
 }
 
-fn report_error(sink: &mut Sink<'_>, error: LoadError) {
+fn report_error(sink: &mut Sink<'_>, error: LoadError, version: KubernetesVersion) {
     let Some(file) = error.source_ref().and_then(|at| file_index(sink, &at.file)) else {
         return;
     };
@@ -82,7 +85,22 @@ fn report_error(sink: &mut Sink<'_>, error: LoadError) {
         } => {
             let key = last_key(&field).unwrap_or("expression");
             let place = source.in_expression(at.line, key, &error.expression, error.span.offset());
-            let says = Says::new(Severity::Error, Code::CompileError, error.message.clone()).field(field);
+            let says = match &error.requires {
+                Some(requires) => Says::new(
+                    Severity::Error,
+                    Code::KubernetesVersion,
+                    format!(
+                        "`{}` needs Kubernetes {}: the policies are linted for {version}",
+                        requires.function, requires.version
+                    ),
+                )
+                .help(format!(
+                    "Kubernetes {} introduced `{}`; a cluster older than that refuses the policy. If the cluster runs {} or later, say so with --kubernetes-version",
+                    requires.version, requires.function, requires.version
+                )),
+                None => Says::new(Severity::Error, Code::CompileError, error.message.clone()),
+            }
+            .field(field);
             (place, says)
         }
         LoadError::ResultType { at, field, mismatch } => {

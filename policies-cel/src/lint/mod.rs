@@ -3,6 +3,7 @@
 //!
 //! What is found: whatever the loader refuses (YAML syntax, invalid fields, unknown kinds,
 //! duplicates, and every CEL expression that does not compile, all of them), unknown fields,
+//! functions a later Kubernetes version introduced than the one linted for,
 //! matches that can never select a request ([`matching`]), conditions and validations decided
 //! before any request is seen ([`fold`]), expressions whose estimated cost is above Kubernetes'
 //! per-expression limit ([`cost`]), and what the type checker refuses as kube-apiserver would
@@ -49,6 +50,8 @@ pub use finding::{Code, Finding, Severity};
 use sink::Sink;
 use source::SourceFile;
 
+use crate::cel::KubernetesVersion;
+
 /// An input the lint cannot use.
 #[derive(Debug, thiserror::Error)]
 pub enum LintError {
@@ -79,6 +82,8 @@ pub struct Linter {
     params: Vec<usize>,
     /// The custom resources of the CRDs given apart (`--crds`).
     crds: crds::Crds,
+    /// The Kubernetes version whose CEL environment expressions compile against.
+    version: KubernetesVersion,
 }
 
 /// What a lint run found.
@@ -120,6 +125,13 @@ impl Linter {
     /// Adds a file's text; `name` stands for the file in findings.
     pub fn add_str(&mut self, name: &str, text: &str) {
         self.files.push(SourceFile::new(name, text));
+    }
+
+    /// Lints for Kubernetes `version` ([`KubernetesVersion::DEFAULT`] unless set): a function
+    /// a later version introduced, called by a ValidatingAdmissionPolicy, is the
+    /// `kubernetes-version` finding.
+    pub fn kubernetes_version(&mut self, version: KubernetesVersion) {
+        self.version = version;
     }
 
     /// Adds the built-in policy pack.
@@ -177,7 +189,7 @@ impl Linter {
             .filter(|i| !self.params.contains(i))
             .collect();
         let documents = objects::documents(&self.files);
-        loading::load(&mut sink, &documents, &policy_files, &self.params);
+        loading::load(&mut sink, &documents, &policy_files, &self.params, self.version);
         let objects = objects::objects(&documents, &policy_files);
         let mut crds = crd_inputs::in_objects(&mut sink, &objects);
         crds.extend(&self.crds);

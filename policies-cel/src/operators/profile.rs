@@ -277,7 +277,7 @@ pub(crate) fn profile(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Opti
     let mut compiler = Compiler {
         ctx,
         report,
-        env: Env::admission(),
+        env: Env::admission_at(crate::cel::KubernetesVersion::NEWEST),
     };
     if spec.operator.trim().is_empty() {
         compiler.invalid(

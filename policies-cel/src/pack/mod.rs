@@ -9,6 +9,7 @@ pub mod params;
 
 use std::sync::OnceLock;
 
+use crate::cel::KubernetesVersion;
 use crate::policy::{LoadError, Loader, PolicySet};
 
 /// The pack's files as (name, YAML text), in a fixed order.
@@ -64,12 +65,23 @@ pub fn builtin() -> Result<PolicySet, LoadError> {
 /// the gateway reloads its policies on every change, and `kubectl suture test` loads them for
 /// every suite.
 pub fn builtin_loader() -> Result<Loader, LoadError> {
-    static COMPILED: OnceLock<Loader> = OnceLock::new();
-    if let Some(loader) = COMPILED.get() {
+    builtin_loader_at(KubernetesVersion::DEFAULT)
+}
+
+/// [`builtin_loader`] compiling for Kubernetes `version` (each version's pack compiled once per
+/// process); further policies added to it compile for the same version.
+pub fn builtin_loader_at(version: KubernetesVersion) -> Result<Loader, LoadError> {
+    const VERSIONS: usize =
+        (KubernetesVersion::NEWEST.minor() - KubernetesVersion::OLDEST.minor()) as usize + 1;
+    static COMPILED: [OnceLock<Loader>; VERSIONS] = [const { OnceLock::new() }; VERSIONS];
+    let slot = usize::from(version.minor() - KubernetesVersion::OLDEST.minor());
+    let compiled = &COMPILED[slot.min(VERSIONS - 1)];
+    if let Some(loader) = compiled.get() {
         return Ok(loader.clone());
     }
-    let loader = FILES
-        .iter()
-        .try_fold(Loader::new(), |loader, (name, text)| loader.add_str(name, text))?;
-    Ok(COMPILED.get_or_init(|| loader).clone())
+    let loader = FILES.iter().try_fold(
+        Loader::new().kubernetes_version(version),
+        |loader, (name, text)| loader.add_str(name, text),
+    )?;
+    Ok(compiled.get_or_init(|| loader).clone())
 }

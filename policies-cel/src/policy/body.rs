@@ -79,7 +79,7 @@ pub(crate) fn compile(
             "a qualified name",
         );
         let program = compiler.compile(
-            &Env::admission(),
+            &Env::admission_at(ctx.version),
             &at.key("expression"),
             &condition.expression,
             Returns::Bool,
@@ -92,7 +92,7 @@ pub(crate) fn compile(
         }
     }
 
-    let mut env = Env::admission();
+    let mut env = Env::admission_at(ctx.version);
     let mut seen = HashMap::new();
     for (i, variable) in parts.variables.iter().enumerate() {
         let at = spec.key("variables").index(i);

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::cel::KubernetesVersion;
 use crate::policy::LoadError;
 use crate::policy::SourceRef;
 use crate::policy::marked::Pos;
@@ -57,6 +58,8 @@ impl fmt::Display for Warning {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub(crate) file: &'a str,
+    /// The Kubernetes version expressions compile for.
+    pub(crate) version: KubernetesVersion,
     pub(crate) document: usize,
     /// The file line of the document text's first line.
     pub(crate) first_line: usize,
@@ -161,6 +164,7 @@ mod tests {
         let root = FieldPath::root();
         let ctx = Ctx {
             file: "p.yaml",
+            version: KubernetesVersion::DEFAULT,
             document: 1,
             first_line: 3,
             pos: &pos,

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::cel::KubernetesVersion;
 use crate::policy::context::{Ctx, Report, Warning, WarningKind};
 use crate::policy::path::FieldPath;
 use crate::policy::read::{self, ParsedDocument, ReadAs};
@@ -42,6 +43,8 @@ pub struct Loader {
     profile_sources: HashMap<String, SourceRef>,
     /// The loaded profiles extend the built-in catalog (off only to load the catalog itself).
     with_catalog: bool,
+    /// The Kubernetes version whose CEL environment expressions compile against.
+    version: KubernetesVersion,
 }
 
 #[derive(Debug, Clone)]
@@ -87,12 +90,22 @@ impl Loader {
             profiles: Vec::new(),
             profile_sources: HashMap::new(),
             with_catalog: true,
+            version: KubernetesVersion::DEFAULT,
         }
     }
 
     /// Loaded OperatorProfiles make the set's profiles alone, without the built-in catalog.
     pub fn without_catalog(mut self) -> Self {
         self.with_catalog = false;
+        self
+    }
+
+    /// Compiles the expressions of ValidatingAdmissionPolicies for Kubernetes `version`: only the
+    /// functions its CEL environment declares exist ([`KubernetesVersion::DEFAULT`] unless set).
+    /// SafetyPolicies, which only Suture compiles, get the newest environment. Set it before
+    /// adding policies.
+    pub fn kubernetes_version(mut self, version: KubernetesVersion) -> Self {
+        self.version = version;
         self
     }
 
@@ -247,6 +260,7 @@ impl Loader {
             let root = FieldPath::root();
             let ctx = Ctx {
                 file,
+                version: self.version,
                 document: document.index,
                 first_line: document.line,
                 pos: &document.marked.pos,

@@ -1,6 +1,8 @@
 //! `suture.dev/v1alpha1` SafetyPolicy: a ValidatingAdmissionPolicy's fields in one cluster-scoped
 //! object, plus whose requests it judges (`subjects`) and what a failed validation does (`action`).
-//! Its expressions may also read Suture's `impact` and `cluster`.
+//! Its expressions may also read Suture's `impact` and `cluster`. Only Suture compiles them (never
+//! kube-apiserver), so they compile for the newest Kubernetes environment Suture knows, whatever
+//! version the ValidatingAdmissionPolicies beside them target.
 //!
 //! The CRD installed in clusters is generated from these types (`crds/safetypolicy.yaml`, kept in
 //! sync by a test); the expression fields reuse the `k8s-openapi` types, so the schema and the
@@ -15,6 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cel::KubernetesVersion;
 use crate::policy::body::{self, Parts};
 use crate::policy::context::{Ctx, Report, required_name};
 use crate::policy::path::FieldPath;
@@ -235,7 +238,11 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         audit_annotations: spec.audit_annotations.as_deref().unwrap_or_default(),
     };
     let param_kind = body::param_kind(ctx, &spec_at.key("paramKind"), spec.param_kind, report);
-    let body = body::compile(ctx, &spec_at, parts, report);
+    let newest = Ctx {
+        version: KubernetesVersion::NEWEST,
+        ..*ctx
+    };
+    let body = body::compile(&newest, &spec_at, parts, report);
     let (name, body) = (name?, body?);
     (report.errors.len() == errors_before).then(|| Policy {
         name,

@@ -850,24 +850,23 @@ fn string_format() {
         string("{\"a\":[1], \"b\":2}"),
     );
     is("'%s'.format([type(1)])", string("int"));
+    // A constant format string applied to a list literal is checked when the expression
+    // compiles, as cel-go's format validator does; otherwise the same mistakes fail at run time.
+    let decimal = "error during formatting: decimal clause can only be used on integers, was given string";
+    let unrecognized = "could not parse formatting clause: unrecognized formatting clause \"q\"";
+    for (source, message) in [
+        ("'%d'.format(['x'])", decimal),
+        ("'%s %s'.format(['x'])", "index 1 out of range"),
+        ("'%q'.format([1])", unrecognized),
+    ] {
+        assert_eq!(compile_error(source).message, message, "{source}");
+    }
+    fails("'%d'.format([dyn('x')])", function_error("format", decimal));
     fails(
-        "'%d'.format(['x'])",
-        function_error(
-            "format",
-            "error during formatting: decimal clause can only be used on integers, was given string",
-        ),
-    );
-    fails(
-        "'%s %s'.format(['x'])",
+        "'%s %s'.format(dyn(['x']))",
         function_error("format", "index 1 out of range"),
     );
-    fails(
-        "'%q'.format([1])",
-        function_error(
-            "format",
-            "could not parse formatting clause: unrecognized formatting clause \"q\"",
-        ),
-    );
+    fails("('%' + 'q').format([1])", function_error("format", unrecognized));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ mod impact_pod_security;
 mod impact_service_ports;
 mod impact_workloads;
 mod kubernetes_libraries;
+mod kubernetes_versions;
 mod loader;
 mod pack;
 mod robustness;

@@ -1,8 +1,13 @@
 //! Every function of the Kubernetes admission environment with its overloads, as the checker
 //! sees them: CEL's standard library, cel-go's strings (version 2), lists (version 3), sets and
 //! optional libraries, and Kubernetes' lists, regex, url, quantity, ip, cidr, format, semver and
-//! authorizer libraries (Kubernetes 1.34-1.36). A function missing here does not exist for a
-//! policy, whatever the evaluator could run.
+//! authorizer libraries. A function missing here does not exist for a policy, whatever the
+//! evaluator could run.
+//!
+//! Each overload has the Kubernetes version that introduced it (kube-apiserver's
+//! `environment/base.go`): everything below is in 1.33, the oldest version Suture knows, except
+//! cel-go's lists extension (version 3, from 1.34) and the Kubernetes lists library's version 1
+//! (`includes`, from 1.37). A call is resolved among the overloads of the version compiled for.
 //!
 //! Signatures are written as text (`string.substring(int, int) -> string`, `size(list(A)) ->
 //! int`) and read once; a single capital letter is a type parameter.
@@ -10,6 +15,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use crate::cel::KubernetesVersion;
 use crate::cel::check::types::{ExprType, OPTIONAL};
 
 /// One overload: argument types (the receiver first for a method) and result.
@@ -18,6 +24,8 @@ pub(crate) struct Overload {
     pub(crate) member: bool,
     pub(crate) params: Vec<ExprType>,
     pub(crate) result: ExprType,
+    /// The Kubernetes version that introduced it.
+    pub(crate) since: KubernetesVersion,
 }
 
 /// The overloads of `name` (`_+_`, `size`, `sets.contains`), if it is declared.
@@ -44,14 +52,41 @@ const COMPARABLE: [&str; 8] = [
 static TABLE: LazyLock<HashMap<String, Vec<Overload>>> = LazyLock::new(|| {
     let mut table: HashMap<String, Vec<Overload>> = HashMap::new();
     // Every signature reads (`every_signature_reads`).
-    for (name, overload) in signatures().iter().filter_map(|s| parse_signature(s)) {
-        table.entry(name).or_default().push(overload);
+    for (signature, since) in signatures() {
+        if let Some((name, overload)) = parse_signature(&signature, since) {
+            table.entry(name).or_default().push(overload);
+        }
     }
     table
 });
 
-/// The signatures, one per overload.
-fn signatures() -> Vec<String> {
+/// The signatures, one per overload, each with the version that introduced it.
+fn signatures() -> Vec<(String, KubernetesVersion)> {
+    let mut all: Vec<(String, KubernetesVersion)> = common()
+        .into_iter()
+        .map(|s| (s, KubernetesVersion::OLDEST))
+        .collect();
+    let lists_v3 = LISTS_EXTENSION
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain(COMPARABLE.iter().flat_map(|t| {
+            [
+                format!("list({t}).sort() -> list({t})"),
+                // What `sortBy` expands to: the list, and its keys computed as `map` would.
+                format!("list(A).@sortByAssociatedKeys(list({t})) -> list(A)"),
+            ]
+        }));
+    all.extend(lists_v3.map(|s| (s, KubernetesVersion::V1_34)));
+    all.extend(
+        KUBERNETES_LISTS_V1
+            .iter()
+            .map(|s| ((*s).to_owned(), KubernetesVersion::V1_37)),
+    );
+    all
+}
+
+/// The signatures of every version Suture knows.
+fn common() -> Vec<String> {
     let mut s: Vec<String> = STATIC.iter().map(|s| (*s).to_owned()).collect();
     let numbers = ["int", "uint", "double"];
     for t in numbers {
@@ -82,13 +117,11 @@ fn signatures() -> Vec<String> {
             }
         }
     }
+    // The Kubernetes lists library (sort and sortBy are cel-go's lists extension: below).
     for t in COMPARABLE {
-        s.push(format!("list({t}).sort() -> list({t})"));
         s.push(format!("list({t}).isSorted() -> bool"));
         s.push(format!("list({t}).min() -> {t}"));
         s.push(format!("list({t}).max() -> {t}"));
-        // What `sortBy` expands to: the list, and its keys computed as `map` would.
-        s.push(format!("list(A).@sortByAssociatedKeys(list({t})) -> list(A)"));
     }
     for getter in [
         "getFullYear",
@@ -226,13 +259,6 @@ const STATIC: &[&str] = &[
     "strings.quote(string) -> string",
     "list(string).join() -> string",
     "list(string).join(string) -> string",
-    // cel-go lists extension, version 3 (sort, min, max above; sortBy is a macro).
-    "list(A).slice(int, int) -> list(A)",
-    "list(list(A)).flatten() -> list(A)",
-    "list(dyn).flatten(int) -> list(dyn)",
-    "lists.range(int) -> list(int)",
-    "list(A).reverse() -> list(A)",
-    "list(A).distinct() -> list(A)",
     // cel-go sets extension.
     "sets.contains(list(A), list(A)) -> bool",
     "sets.equivalent(list(A), list(A)) -> bool",
@@ -330,6 +356,21 @@ const STATIC: &[&str] = &[
     "Decision.error() -> string",
 ];
 
+/// cel-go's lists extension, version 3, which Kubernetes enables from 1.34 (`sort` and what
+/// the `sortBy` macro expands to are added per comparable type).
+const LISTS_EXTENSION: &[&str] = &[
+    "list(A).slice(int, int) -> list(A)",
+    "list(list(A)).flatten() -> list(A)",
+    "list(dyn).flatten(int) -> list(dyn)",
+    "lists.range(int) -> list(int)",
+    "list(A).reverse() -> list(A)",
+    "list(A).distinct() -> list(A)",
+];
+
+/// The Kubernetes lists library's version 1, from 1.37: `includes`, on a list (an element
+/// equal to the argument) or on any value (equal to the argument).
+const KUBERNETES_LISTS_V1: &[&str] = &["dyn.includes(dyn) -> bool"];
+
 /// Opaque types by the short names the signatures use.
 const OPAQUE: [(&str, &str); 11] = [
     ("Quantity", "kubernetes.Quantity"),
@@ -361,8 +402,8 @@ pub(crate) fn opaque_named(name: &str) -> Option<ExprType> {
         .map(|(_, full)| ExprType::Opaque(full, Vec::new()))
 }
 
-/// `name(args) -> result` or `receiver.name(args) -> result`.
-fn parse_signature(signature: &str) -> Option<(String, Overload)> {
+/// `name(args) -> result` or `receiver.name(args) -> result`, introduced in `since`.
+fn parse_signature(signature: &str, since: KubernetesVersion) -> Option<(String, Overload)> {
     let (call, result) = signature.split_once(" -> ")?;
     // The parenthesis opening the argument list: the one matching the last.
     let mut depth = 0;
@@ -402,6 +443,7 @@ fn parse_signature(signature: &str) -> Option<(String, Overload)> {
             member,
             params,
             result: parse_type(result)?,
+            since,
         },
     ))
 }
@@ -463,8 +505,8 @@ mod tests {
 
     #[test]
     fn every_signature_reads() {
-        for signature in signatures() {
-            assert!(parse_signature(&signature).is_some(), "{signature}");
+        for (signature, since) in signatures() {
+            assert!(parse_signature(&signature, since).is_some(), "{signature}");
         }
     }
 
@@ -488,15 +530,20 @@ mod tests {
 
     #[test]
     fn methods_and_namespaced_functions_are_told_apart() {
-        let (name, o) = parse_signature("list(string).join(string) -> string").unwrap();
+        let (name, o) =
+            parse_signature("list(string).join(string) -> string", KubernetesVersion::OLDEST).unwrap();
         assert_eq!((name.as_str(), o.member), ("join", true));
         assert_eq!(o.params, vec![ExprType::list(ExprType::String), ExprType::String]);
-        let (name, o) = parse_signature("sets.contains(list(A), list(A)) -> bool").unwrap();
+        let (name, o) = parse_signature(
+            "sets.contains(list(A), list(A)) -> bool",
+            KubernetesVersion::OLDEST,
+        )
+        .unwrap();
         assert_eq!(
             (name.as_str(), o.member, o.params.len()),
             ("sets.contains", false, 2)
         );
-        let (name, o) = parse_signature("optional.none() -> optional(A)").unwrap();
+        let (name, o) = parse_signature("optional.none() -> optional(A)", KubernetesVersion::OLDEST).unwrap();
         assert_eq!(
             (name.as_str(), o.member, o.params.len()),
             ("optional.none", false, 0)

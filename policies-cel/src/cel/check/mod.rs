@@ -3,22 +3,27 @@
 //! ([`decls`]), list and map literals must be homogeneous, a ternary's branches must agree,
 //! comprehensions must range over a list or a map, field selections must exist on declared
 //! object types ([`objects`]). `object`, `oldObject` and `params` are `dyn` (as Kubernetes
-//! declares them), so what depends on an object's schema is left to evaluation.
+//! declares them), so what depends on an object's schema is left to evaluation. The literals
+//! below a call of `format` may mix types, and a constant format string's clauses are checked
+//! against a literal argument list ([`format`]), as cel-go's strings library does. Only the
+//! functions of the environment's Kubernetes version exist ([`decls`]).
 //!
 //! Errors carry cel-go's wording and the id of the node at fault; the first one is reported.
 
 mod decls;
+mod format;
 mod objects;
 mod types;
 
 pub use types::ExprType;
 
 use crate::cel::check::decls::{PARAMS_PER_OVERLOAD, overloads};
+use crate::cel::check::format::NodeTypes;
 use crate::cel::check::types::Substitution;
 use crate::cel::upstream::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators,
 };
-use crate::cel::{Env, Root};
+use crate::cel::{Env, KubernetesVersion, Requirement, Root};
 
 /// The iteration variable name cel-go's macros keep for their accumulator.
 const ACCUMULATOR: &str = "__result__";
@@ -28,7 +33,12 @@ const ACCUMULATOR: &str = "__result__";
 pub(crate) struct TypeError {
     pub(crate) message: String,
     pub(crate) node: u64,
+    /// Set when the call names a function of a later Kubernetes version.
+    pub(crate) requires: Option<Requirement>,
 }
+
+/// The function cel-go's strings library exempts from the homogeneous-literal rule.
+const FORMAT: &str = "format";
 
 /// The type of `expr` in `env`, or its first type error.
 pub(crate) fn check(env: &Env, expr: &IdedExpr) -> Result<ExprType, TypeError> {
@@ -37,6 +47,8 @@ pub(crate) fn check(env: &Env, expr: &IdedExpr) -> Result<ExprType, TypeError> {
         scopes: Vec::new(),
         substitution: Substitution::default(),
         next_param: PARAMS_PER_OVERLOAD,
+        in_format: 0,
+        recorded: None,
     };
     let t = checker.check(expr)?;
     Ok(checker.substitution.apply(&t, true))
@@ -48,12 +60,18 @@ struct Checker<'a> {
     scopes: Vec<(String, ExprType)>,
     substitution: Substitution,
     next_param: u32,
+    /// How many calls of `format` enclose the node being checked: list and map literals below
+    /// one may mix types.
+    in_format: u32,
+    /// The type of every node checked, while a constant format string's argument list is.
+    recorded: Option<NodeTypes>,
 }
 
 fn error(node: &IdedExpr, message: String) -> TypeError {
     TypeError {
         message,
         node: node.id,
+        requires: None,
     }
 }
 
@@ -64,6 +82,11 @@ impl Checker<'_> {
 
     fn is_global(&self, name: &str) -> bool {
         self.local(name).is_none()
+    }
+
+    /// Whether `target` names a namespace (`sets` in `sets.contains(...)`) rather than a value.
+    fn is_namespace(&self, target: &IdedExpr) -> bool {
+        matches!(&target.expr, Expr::Ident(name) if self.is_global(name) && Root::from_name(name).is_none())
     }
 
     fn fresh(&mut self) -> ExprType {
@@ -97,6 +120,14 @@ impl Checker<'_> {
     }
 
     fn check(&mut self, expr: &IdedExpr) -> Result<ExprType, TypeError> {
+        let t = self.check_node(expr)?;
+        if let Some(recorded) = &mut self.recorded {
+            recorded.insert(expr.id, t.clone());
+        }
+        Ok(t)
+    }
+
+    fn check_node(&mut self, expr: &IdedExpr) -> Result<ExprType, TypeError> {
         match &expr.expr {
             Expr::Literal(literal) => Ok(literal_type(literal)),
             Expr::Ident(name) => self.ident(expr, name),
@@ -262,7 +293,8 @@ impl Checker<'_> {
     }
 
     /// The element type of a literal after one more element: the elements must agree
-    /// (Kubernetes enables homogeneous aggregate literals).
+    /// (Kubernetes enables homogeneous aggregate literals), except below a call of `format`,
+    /// where elements that disagree make the literal's elements `dyn`.
     fn join(
         &mut self,
         node: &IdedExpr,
@@ -274,6 +306,9 @@ impl Checker<'_> {
         };
         if self.substitution.assign(&previous, &current) {
             return Ok(types::most_general(&previous, &current));
+        }
+        if self.in_format > 0 {
+            return Ok(ExprType::Dyn);
         }
         Err(error(
             node,
@@ -341,6 +376,47 @@ impl Checker<'_> {
     }
 
     fn call(&mut self, expr: &IdedExpr, call: &CallExpr) -> Result<ExprType, TypeError> {
+        if call.func_name != FORMAT {
+            return self.call_of(expr, call);
+        }
+        // cel-go exempts every list and map literal with a `format` call among its ancestors.
+        self.in_format += 1;
+        let result = match (call.target.as_deref(), call.args.as_slice()) {
+            (Some(target), [list]) if !self.is_namespace(target) => self.format(expr, target, list),
+            _ => self.call_of(expr, call),
+        };
+        self.in_format -= 1;
+        result
+    }
+
+    /// `target.format(list)`; when the format string is a constant and the list a literal, the
+    /// clauses are checked against the list's elements.
+    fn format(&mut self, expr: &IdedExpr, target: &IdedExpr, list: &IdedExpr) -> Result<ExprType, TypeError> {
+        let receiver = self.check(target)?;
+        let literal = match (&target.expr, &list.expr) {
+            (Expr::Literal(LiteralValue::String(template)), Expr::List(elements)) => {
+                Some((template.inner(), elements))
+            }
+            _ => None,
+        };
+        let outer = literal.is_some().then(|| self.recorded.replace(NodeTypes::new()));
+        let argument = self.check(list);
+        let types = match outer {
+            Some(outer) => std::mem::replace(&mut self.recorded, outer),
+            None => None,
+        };
+        let t = self.resolve(expr, FORMAT, Some(receiver), vec![argument?])?;
+        if let (Some((template, elements)), Some(types)) = (literal, types) {
+            let types: NodeTypes = types
+                .into_iter()
+                .map(|(id, t)| (id, self.substitution.apply(&t, true)))
+                .collect();
+            format::validate(expr, template, &elements.elements, &types)?;
+        }
+        Ok(t)
+    }
+
+    fn call_of(&mut self, expr: &IdedExpr, call: &CallExpr) -> Result<ExprType, TypeError> {
         let name = call.func_name.as_str();
         let args = &call.args;
         let Some(target) = call.target.as_deref() else {
@@ -426,11 +502,15 @@ impl Checker<'_> {
         let Some(candidates) = overloads(name) else {
             return Err(error(expr, format!("undeclared reference to '{name}'")));
         };
+        let version = self.env.version();
+        if let Some(since) = introduced_after(candidates, version) {
+            return Err(self.newer(expr, name, since));
+        }
         let member = receiver.is_some();
         let all: Vec<ExprType> = receiver.iter().cloned().chain(args.iter().cloned()).collect();
         let mut result: Option<ExprType> = None;
         for overload in candidates {
-            if overload.member != member || overload.params.len() != all.len() {
+            if overload.member != member || overload.params.len() != all.len() || overload.since > version {
                 continue;
             }
             let base = self.next_param;
@@ -458,6 +538,21 @@ impl Checker<'_> {
                 format!("found no matching overload for '{name}' applied to '{signature}'"),
             )
         })
+    }
+
+    /// The error for `name`, which Kubernetes `since` introduced, after the environment's version.
+    fn newer(&self, expr: &IdedExpr, name: &str, since: KubernetesVersion) -> TypeError {
+        TypeError {
+            message: format!(
+                "undeclared reference to '{name}': Kubernetes {since} introduced it, the target is {}",
+                self.env.version()
+            ),
+            node: expr.id,
+            requires: Some(Requirement {
+                function: name.to_owned(),
+                version: since,
+            }),
+        }
     }
 
     /// The macros the parser leaves as calls: `cel.bind`, `optMap`, `optFlatMap`, `sortBy` and
@@ -522,6 +617,11 @@ impl Checker<'_> {
                 ))
             }
             ("sortBy", 2) => {
+                if let Some(since) = overloads("@sortByAssociatedKeys")
+                    .and_then(|candidates| introduced_after(candidates, self.env.version()))
+                {
+                    return Err(self.newer(expr, name, since));
+                }
                 let Some(v) = variable(0) else {
                     return unnamed;
                 };
@@ -602,6 +702,14 @@ impl Checker<'_> {
         self.scopes.truncate(depth);
         result
     }
+}
+
+/// When no overload of a function exists at `version`: the version that introduced the first.
+fn introduced_after(candidates: &[decls::Overload], version: KubernetesVersion) -> Option<KubernetesVersion> {
+    if candidates.iter().any(|o| o.since <= version) {
+        return None;
+    }
+    candidates.iter().map(|o| o.since).min()
 }
 
 /// A declaration's type with its parameters renumbered from `base`.
@@ -779,6 +887,88 @@ mod tests {
         refused(
             "[optional.of(1)].sortBy(x, x)",
             "found no matching overload for '@sortByAssociatedKeys' applied to 'list(optional_type(int)).(list(optional_type(int)))'",
+        );
+    }
+
+    #[test]
+    fn literals_below_format_may_mix_types_as_cel_go_exempts_them() {
+        has_type("'%s has %d replicas'.format(['web', 3])", "string");
+        has_type("'%s %s'.format([[1, 'a'], {'k': 1, 'j': 'v'}])", "string");
+        has_type("'%d'.format([[1, 'a'].size()])", "string");
+        has_type("[1].map(i, '%d%s'.format([i, 'x']))", "list(string)");
+        // Only below the call: a literal holding a format call is still homogeneous.
+        refused(
+            "['%s'.format(['a']), 1]",
+            "expected type 'string' but found 'int'",
+        );
+        refused(
+            "[[1, 'a'], '%s'.format(['a'])]",
+            "expected type 'int' but found 'string'",
+        );
+    }
+
+    #[test]
+    fn a_constant_format_string_is_checked_against_a_literal_list() {
+        refused(
+            "'%d'.format(['x'])",
+            "error during formatting: decimal clause can only be used on integers, was given string",
+        );
+        refused("'%s %s'.format(['x'])", "index 1 out of range");
+        refused(
+            "'%s'.format([1, 2])",
+            "too many arguments supplied to string.format (expected 1, got 2)",
+        );
+        refused(
+            "'%.3'.format([1.0])",
+            "could not parse formatting clause: error while parsing precision: could not find end of precision specifier",
+        );
+        refused("'%'.format([1])", "unexpected end of string");
+        has_type("'%d %s'.format([dyn('x'), dyn(1)])", "string");
+        has_type("'%s'.format(['%d'])", "string");
+        has_type("('%' + 'd').format(['x'])", "string");
+    }
+
+    #[test]
+    fn only_the_functions_of_the_environments_version_exist() {
+        let at = |version| Env::admission_at(version);
+        let error = |env: &Env, source: &str| {
+            let parsed = parser().parse(source).unwrap();
+            check(env, &parsed).unwrap_err()
+        };
+        let e = error(&at(KubernetesVersion::V1_33), "[2, 1].sort()");
+        assert_eq!(
+            e.message,
+            "undeclared reference to 'sort': Kubernetes 1.34 introduced it, the target is 1.33"
+        );
+        assert_eq!(
+            e.requires,
+            Some(Requirement {
+                function: "sort".into(),
+                version: KubernetesVersion::V1_34
+            })
+        );
+        let e = error(&at(KubernetesVersion::V1_33), "[2, 1].sortBy(x, -x)");
+        assert_eq!(e.requires.map(|r| r.function), Some("sortBy".to_owned()));
+        let e = error(&Env::admission(), "[1].includes(1)");
+        assert_eq!(e.requires.map(|r| r.version), Some(KubernetesVersion::V1_37));
+        // Declared at the version: resolved as before, and wrong arguments are still wrong.
+        assert!(
+            check(
+                &at(KubernetesVersion::V1_34),
+                &parser().parse("[2, 1].sort()").unwrap()
+            )
+            .is_ok()
+        );
+        assert!(
+            check(
+                &at(KubernetesVersion::V1_37),
+                &parser().parse("[1].includes(1)").unwrap()
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            error(&at(KubernetesVersion::V1_37), "[1].includes(1, 2)").message,
+            "found no matching overload for 'includes' applied to 'list(int).(int, int)'"
         );
     }
 

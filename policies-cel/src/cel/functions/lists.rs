@@ -1,4 +1,5 @@
-//! List functions implemented natively: `<list>.sum()` of the Kubernetes lists library, and
+//! List functions implemented natively: `<list>.sum()` and `includes` (version 1, Kubernetes
+//! 1.37+) of the Kubernetes lists library, and
 //! `slice`, `flatten`, `sort` and the ordering behind `sortBy` of cel-go's lists extension
 //! (version 3, Kubernetes 1.34+), with cel-go's errors (`kube-cel` worded them its own way and
 //! sorted mixed types with a different message).
@@ -9,7 +10,7 @@
 use std::mem::discriminant;
 use std::sync::Arc;
 
-use crate::cel::ops::compare;
+use crate::cel::ops::{compare, equal};
 use crate::cel::value::type_name;
 use crate::cel::{Budget, EvalError, Value};
 
@@ -138,6 +139,18 @@ pub(crate) fn flatten(list: &Value, depth: Option<&Value>, budget: &Budget) -> R
     let mut out = Vec::with_capacity(items.len());
     collect(items, depth, &mut out, budget)?;
     Ok(Value::List(Arc::new(out)))
+}
+
+/// `target.includes(item)`: whether a list holds an element equal to `item`, or any other value
+/// equals it (`'a'.includes('a')`), with CEL's equality across numeric types.
+pub(crate) fn includes(target: &Value, item: &Value, budget: &Budget) -> Result<Value, EvalError> {
+    Ok(Value::Bool(match target {
+        Value::List(items) => {
+            budget.charge_len(items.len())?;
+            items.iter().any(|element| equal(element, item))
+        }
+        other => equal(other, item),
+    }))
 }
 
 /// `list.sum()`: `0` for an empty list, otherwise the sum of elements of one summable type.

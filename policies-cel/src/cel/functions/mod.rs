@@ -50,6 +50,8 @@ pub(crate) enum Builtin {
     StringFormat,
     /// `list.sum()`.
     Sum,
+    /// `x.includes(y)` (Kubernetes lists library, version 1).
+    Includes,
     /// `list.sort()`.
     Sort,
     /// `list.slice(start, end)`.
@@ -113,6 +115,7 @@ impl Builtin {
             ("trim", true, 0) => Trim,
             ("format", true, 1) => StringFormat,
             ("sum", true, 0) => Sum,
+            ("includes", true, 1) => Includes,
             ("sort", true, 0) => Sort,
             ("slice", true, 2) => Slice,
             ("flatten", true, 0 | 1) => Flatten,

@@ -163,13 +163,14 @@ pub(crate) fn call(
             Ok(Value::List(Arc::new(parts)))
         }
         StringFormat => {
-            let formatted = strings::format(&this, &next())?;
+            let formatted = strings::format(&this, &next(), budget)?;
             if let Value::String(s) = &formatted {
                 budget.charge_len(s.len())?;
             }
             Ok(formatted)
         }
         Sum => lists::sum(&this, budget),
+        Includes => lists::includes(&this, &next(), budget),
         QuantityIsInteger => quantity_is_integer(this, budget),
         OptionalOf => Ok(optional(Some(this))),
         OptionalNone => Ok(optional(None)),

@@ -1,6 +1,8 @@
 //! `string.format(list)` of cel-go's strings extension (`'%s has %d items'.format([name, n])`).
 //! `%f` and `%e` print as the `en_US` number printer behind Kubernetes' strings library (version
-//! 2, the legacy formatter): thousands grouped, exponents in superscript.
+//! 2, the legacy formatter): thousands grouped, exponents in superscript. The legacy formatter
+//! of cel-go v0.26 (what Kubernetes 1.34-1.36 vendor) hands `%.Ne` to the printer as `%Ne`: the
+//! mantissa always has six decimals and N is a width, the text padded with spaces on the left.
 //!
 //! Replaces `kube-cel`'s, whose `%s` printed doubles as `1.0` (cel-go: `1`), and bytes,
 //! durations and timestamps as Rust debug output. `%s` follows `string(x)`; inside lists and
@@ -12,12 +14,12 @@ use crate::cel::functions::native::format_double;
 use crate::cel::functions::types::CelType;
 use crate::cel::upstream::objects::Key;
 use crate::cel::value::{format_duration, type_name};
-use crate::cel::{EvalError, Value};
+use crate::cel::{Budget, EvalError, Value};
 
 const DEFAULT_PRECISION: usize = 6;
 
-/// `format` called on `this` with the argument list `args`.
-pub(crate) fn format(this: &Value, args: &Value) -> Result<Value, EvalError> {
+/// `format` called on `this` with the argument list `args`; `budget` pays for padding.
+pub(crate) fn format(this: &Value, args: &Value, budget: &Budget) -> Result<Value, EvalError> {
     let (Value::String(template), Value::List(args)) = (this, args) else {
         return Err(EvalError::overload(format!(
             "format({}) on {}",
@@ -79,11 +81,14 @@ pub(crate) fn format(this: &Value, args: &Value) -> Result<Value, EvalError> {
                         type_name(arg)
                     )));
                 };
-                let precision = precision.unwrap_or(DEFAULT_PRECISION);
                 if verb == 'f' {
-                    locale_fixed(f, precision)
+                    locale_fixed(f, precision.unwrap_or(DEFAULT_PRECISION))
                 } else {
-                    locale_scientific(f, precision)
+                    let text = locale_scientific(f, DEFAULT_PRECISION);
+                    let width = precision.unwrap_or(0);
+                    let short = width.saturating_sub(text.chars().count());
+                    budget.charge_len(short)?;
+                    format!("{}{text}", " ".repeat(short))
                 }
             }
             'b' => match arg {
@@ -199,7 +204,8 @@ const SUPERSCRIPT_DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '
 
 /// The `%e` clause as Kubernetes' strings library (version 2) prints it: through the `en_US`
 /// number printer, as a mantissa times a power of ten with a superscript exponent of at least
-/// two digits (`2.718280 × 10⁰⁰`, the spaces narrow no-break spaces).
+/// two digits (`2.718280 × 10⁰⁰`, the spaces narrow no-break spaces). cel-go always asks for six
+/// decimals (`precision`), whatever the clause says.
 fn locale_scientific(f: f64, precision: usize) -> String {
     if let Some(text) = locale_non_finite(f) {
         return text;
@@ -317,6 +323,7 @@ mod tests {
         format(
             &Value::String(Arc::new(template.into())),
             &Value::List(Arc::new(args)),
+            &Budget::default(),
         )
     }
 
@@ -365,7 +372,12 @@ mod tests {
             ("%e", 2.71828, "2.718280\u{202f}×\u{202f}10⁰⁰"),
             ("%.6e", 1052.032911275, "1.052033\u{202f}×\u{202f}10⁰³"),
             ("%e", -0.00012, "-1.200000\u{202f}×\u{202f}10⁻⁰⁴"),
-            ("%.2e", 6.02e23, "6.02\u{202f}×\u{202f}10²³"),
+            // cel-go reads `%.Ne` as a width: six decimals, padded to N characters.
+            ("%.2e", 6.02e23, "6.020000\u{202f}×\u{202f}10²³"),
+            ("%.20e", 6.02e23, "     6.020000\u{202f}×\u{202f}10²³"),
+            ("%.16e", -0.5, "-5.000000\u{202f}×\u{202f}10⁻⁰¹"),
+            ("%.0e", 1.0, "1.000000\u{202f}×\u{202f}10⁰⁰"),
+            ("%.5e", f64::INFINITY, "    ∞"),
             ("%f", 1234567.5, "1,234,567.500000"),
             ("%.0f", -1234.0, "-1,234"),
             ("%.1f", 999.96, "1,000.0"),

@@ -70,6 +70,10 @@ pub struct Env {
     /// The type of each variable (its expression's, as Kubernetes types them; `dyn` when
     /// unknown).
     variable_types: Vec<ExprType>,
+    /// List and map literals may mix types (their elements are then `dyn`): for expressions only
+    /// Suture compiles that build records, an OperatorProfile's `{'id': ..., 'dataLoss': true}`.
+    /// Kubernetes' admission environment refuses them (homogeneous aggregate literals).
+    mixed_literals: bool,
 }
 
 impl Env {
@@ -90,6 +94,17 @@ impl Env {
     /// The Kubernetes version whose functions an expression may call.
     pub fn version(&self) -> KubernetesVersion {
         self.version
+    }
+
+    /// This environment with list and map literals that may mix types (see `mixed_literals`).
+    pub fn with_mixed_literals(mut self) -> Self {
+        self.mixed_literals = true;
+        self
+    }
+
+    /// True when list and map literals may mix types.
+    pub fn mixed_literals(&self) -> bool {
+        self.mixed_literals
     }
 
     /// This environment with `names` declared as `variables.<name>`, in order.

@@ -277,7 +277,9 @@ pub(crate) fn profile(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Opti
     let mut compiler = Compiler {
         ctx,
         report,
-        env: Env::admission_at(crate::cel::KubernetesVersion::NEWEST),
+        // Only Suture compiles profiles: the newest environment, and literals that build records
+        // of mixed fields (`{'id': ..., 'dataLoss': true}`).
+        env: Env::admission_at(crate::cel::KubernetesVersion::NEWEST).with_mixed_literals(),
     };
     if spec.operator.trim().is_empty() {
         compiler.invalid(

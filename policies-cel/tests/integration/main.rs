@@ -30,6 +30,7 @@ mod impact_workloads;
 mod kubernetes_libraries;
 mod kubernetes_versions;
 mod loader;
+mod operator_profiles;
 mod pack;
 mod robustness;
 mod snapshot;

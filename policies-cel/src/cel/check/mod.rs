@@ -307,7 +307,7 @@ impl Checker<'_> {
         if self.substitution.assign(&previous, &current) {
             return Ok(types::most_general(&previous, &current));
         }
-        if self.in_format > 0 {
+        if self.in_format > 0 || self.env.mixed_literals() {
             return Ok(ExprType::Dyn);
         }
         Err(error(

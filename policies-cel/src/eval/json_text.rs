@@ -607,6 +607,11 @@ pub(crate) mod tests {
                 assert_eq!(find(object.get(), &absent), None, "{absent:?}");
             }
         }
-        assert!(checked > 500, "only {checked} paths checked");
+        let floor = if crate::eval::review::tests::shared_reviews_present() {
+            500
+        } else {
+            300
+        };
+        assert!(checked > floor, "only {checked} paths checked");
     }
 }

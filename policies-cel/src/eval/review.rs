@@ -107,6 +107,14 @@ pub(crate) mod tests {
 
     /// Every recorded AdmissionReview (JSON) of the repository, and those captured from a real
     /// kube-apiserver in `../shared` when it is there.
+    /// True when `../shared`'s captured reviews are beside the repository (a clone without them
+    /// checks testdata's alone).
+    pub(crate) fn shared_reviews_present() -> bool {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/fixtures/admission-reviews")
+            .is_dir()
+    }
+
     pub(crate) fn recorded_reviews() -> Vec<(std::path::PathBuf, Vec<u8>)> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut dirs = vec![root.join("testdata")];

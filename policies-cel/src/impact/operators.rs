@@ -344,6 +344,16 @@ fn intents(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effec
     else {
         return;
     };
+    // Only a scale-down is what an autoscaler declares: a rollout at the same size (a Recreate
+    // that stops every pod) or a scale-up is not.
+    let before = match subject.old_object_at(&["spec", "replicas"]) {
+        Some(Found::Tree(value)) => value.as_i64(),
+        Some(Found::Text(text)) => text.trim().parse::<i64>().ok(),
+        None => None,
+    };
+    if before.is_none_or(|before| replicas >= before) {
+        return;
+    }
     for profile in profiles
         .iter()
         .filter(|p| !p.intents.is_empty() && !p.is_pattern())

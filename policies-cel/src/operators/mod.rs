@@ -17,8 +17,9 @@ pub use catalog::catalog;
 pub use kept::KeptFields;
 pub use profile::Profile;
 
-/// Profiles by the (group, kind) they describe.
-type ByKind = HashMap<(String, String), Vec<Arc<Profile>>>;
+/// Profiles by the group, then the kind, they describe (looked up from `&str`s, without
+/// building a key: the estimate looks the request's kind up on every DELETE).
+type ByKind = HashMap<String, HashMap<String, Vec<Arc<Profile>>>>;
 
 /// A set of profiles, found by the kind they describe.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +43,9 @@ impl Profiles {
                 continue;
             }
             by_kind
-                .entry((profile.group.clone(), profile.kind.clone()))
+                .entry(profile.group.clone())
+                .or_default()
+                .entry(profile.kind.clone())
                 .or_default()
                 .push(Arc::clone(profile));
         }
@@ -76,7 +79,8 @@ impl Profiles {
             return &[];
         }
         self.by_kind
-            .get(&(group.to_owned(), kind.to_owned()))
+            .get(group)
+            .and_then(|kinds| kinds.get(kind))
             .map_or(&[], Vec::as_slice)
     }
 

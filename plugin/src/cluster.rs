@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use policies_cel::cluster::{ClusterModel, Progress, load_snapshots};
+use policies_cel::cluster::{ClusterModel, Progress, load_snapshots_keeping};
+use policies_cel::operators::Profiles;
 use policies_cel::{ClusterView, EmptyCluster};
 
 use crate::exit::Failure;
@@ -21,25 +22,27 @@ use crate::whatif::{Subject, WhatIfArgs};
 /// Snapshots smaller than this load too fast for a bar to be worth drawing.
 const PROGRESS_THRESHOLD_BYTES: u64 = 8 << 20;
 
-/// The cluster view for `--cluster PATH...` (an empty cluster when no snapshot is given).
-/// Exit 2 when a snapshot cannot be read or is not valid (the message names file, line and
-/// field).
-pub fn load(snapshots: &[PathBuf]) -> Result<Box<dyn ClusterView>, Failure> {
+/// The cluster view for `--cluster PATH...` (an empty cluster when no snapshot is given),
+/// keeping of operators' kinds what `keep` names. Exit 2 when a snapshot cannot be read or is
+/// not valid (the message names file, line and field).
+pub fn load(snapshots: &[PathBuf], keep: &Profiles) -> Result<Box<dyn ClusterView>, Failure> {
     if snapshots.is_empty() {
         return Ok(Box::new(EmptyCluster));
     }
-    Ok(Box::new(load_model(snapshots)?))
+    Ok(Box::new(load_model(snapshots, keep)?))
 }
 
 /// The model of `--cluster PATH...`, to be changed as a replay goes (empty when no snapshot is
 /// given). Errors as [`load`].
-pub fn load_model(snapshots: &[PathBuf]) -> Result<ClusterModel, Failure> {
+pub fn load_model(snapshots: &[PathBuf], keep: &Profiles) -> Result<ClusterModel, Failure> {
     if snapshots.is_empty() {
-        return Ok(ClusterModel::new());
+        let mut model = ClusterModel::new();
+        model.keep_for(keep);
+        return Ok(model);
     }
     let paths: Vec<&Path> = snapshots.iter().map(PathBuf::as_path).collect();
     let mut bar = Bar::default();
-    let loaded = load_snapshots(&paths, &mut |progress| bar.show(progress));
+    let loaded = load_snapshots_keeping(&paths, keep, &mut |progress| bar.show(progress));
     if let Some(bar) = bar.bar {
         bar.finish_and_clear();
     }
@@ -76,13 +79,14 @@ pub fn for_request(
     all_namespaces: bool,
     subject: &Subject,
     what_if: &WhatIfArgs,
+    keep: &Profiles,
 ) -> Result<(Box<dyn ClusterView>, Option<String>), Failure> {
     let credentials = match source(snapshots, kube) {
-        Source::Snapshots => return Ok((load(snapshots)?, None)),
+        Source::Snapshots => return Ok((load(snapshots, keep)?, None)),
         Source::Empty => return Ok((Box::new(EmptyCluster), None)),
         Source::Live(credentials) => credentials,
     };
-    let mut sink = ModelSink::default();
+    let mut sink = ModelSink::keeping(keep);
     let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
         if all_namespaces {
             return Scope::everything();
@@ -103,8 +107,9 @@ pub fn for_collection(
     kube: &KubeArgs,
     all_namespaces: bool,
     what_if: &WhatIfArgs,
+    keep: &Profiles,
 ) -> Result<(ClusterModel, Option<String>), Failure> {
-    model_reaching(snapshots, kube, all_namespaces, |model, namespace| {
+    model_reaching(snapshots, kube, all_namespaces, keep, |model, namespace| {
         match collection(what_if, Some(namespace), model) {
             Ok(collection) => match collection.namespace {
                 Some(namespace) => Scope {
@@ -129,8 +134,9 @@ pub fn for_manifests(
     all_namespaces: bool,
     what_if: &WhatIfArgs,
     documents: &[crate::whatif::manifests::Document],
+    keep: &Profiles,
 ) -> Result<(ClusterModel, Option<String>), Failure> {
-    model_reaching(snapshots, kube, all_namespaces, |model, namespace| {
+    model_reaching(snapshots, kube, all_namespaces, keep, |model, namespace| {
         documents
             .iter()
             .filter_map(|document| manifest_target(&document.object, what_if, Some(namespace), model))
@@ -148,8 +154,9 @@ pub fn for_actions(
     kube: &KubeArgs,
     all_namespaces: bool,
     what_if: &WhatIfArgs,
+    keep: &Profiles,
 ) -> Result<(ClusterModel, Option<String>), Failure> {
-    model_reaching(snapshots, kube, all_namespaces, |model, namespace| {
+    model_reaching(snapshots, kube, all_namespaces, keep, |model, namespace| {
         action_targets(what_if, Some(namespace), model)
             .iter()
             .map(|target| live::scope::for_target(target, model))
@@ -165,14 +172,15 @@ fn model_reaching(
     snapshots: &[PathBuf],
     kube: &KubeArgs,
     all_namespaces: bool,
+    keep: &Profiles,
     reach: impl FnOnce(&ClusterModel, &str) -> Scope,
 ) -> Result<(ClusterModel, Option<String>), Failure> {
     let credentials = match source(snapshots, kube) {
-        Source::Snapshots => return Ok((load_model(snapshots)?, None)),
-        Source::Empty => return Ok((ClusterModel::new(), None)),
+        Source::Snapshots => return Ok((load_model(snapshots, keep)?, None)),
+        Source::Empty => return Ok((load_model(&[], keep)?, None)),
         Source::Live(credentials) => credentials,
     };
-    let mut sink = ModelSink::default();
+    let mut sink = ModelSink::keeping(keep);
     let default_namespace = live::read(kube, &credentials, false, &mut sink, |sink, namespace| {
         if all_namespaces {
             Scope::everything()
@@ -183,10 +191,11 @@ fn model_reaching(
     Ok((sink.finish(), Some(default_namespace)))
 }
 
-/// The whole live cluster as a model (`test --live`). Exit 2 when there is no kubeconfig.
-pub fn live_model(kube: &KubeArgs) -> Result<Box<dyn ClusterView>, Failure> {
+/// The whole live cluster as a model (`test --live`), keeping of operators' kinds what `keep`
+/// names. Exit 2 when there is no kubeconfig.
+pub fn live_model(kube: &KubeArgs, keep: &Profiles) -> Result<Box<dyn ClusterView>, Failure> {
     let credentials = live::require_credentials(kube)?;
-    let mut sink = ModelSink::default();
+    let mut sink = ModelSink::keeping(keep);
     live::read(kube, &credentials, false, &mut sink, |_, _| Scope::everything())?;
     Ok(Box::new(sink.finish()))
 }

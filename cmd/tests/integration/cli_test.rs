@@ -122,7 +122,7 @@ fn junit_report_is_valid_xml() {
         }
     }
     assert!(stack.is_empty(), "unclosed elements {stack:?}");
-    assert_eq!((suites, failures), (26, 4), "{xml}");
+    assert_eq!((suites, failures), (29, 4), "{xml}");
     assert!(cases >= 100, "{cases} testcases in:\n{xml}");
     assert!(
         names.contains(&"escaping <&> \"quotes\" in names".to_owned()),
@@ -136,7 +136,7 @@ fn run_selects_cases_by_name_or_suite() {
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
     assert_eq!(text.matches('✓').count(), 16, "{text}");
-    assert!(text.contains("(190 filtered out by --run)"), "{text}");
+    assert!(text.contains("(201 filtered out by --run)"), "{text}");
 
     let out = test(&[SUITES, FAILING, "--run", "^replicas-limit/", "-o", "json"]);
     assert_eq!(out.status.code(), Some(0), "the failing suite is filtered out");
@@ -156,7 +156,7 @@ fn a_suite_reached_twice_runs_once() {
         "json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(json(&out)["suites"].as_array().unwrap().len(), 25);
+    assert_eq!(json(&out)["suites"].as_array().unwrap().len(), 28);
 }
 
 #[test]
@@ -167,7 +167,7 @@ fn the_default_path_is_the_current_directory() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("in 25 suites"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("in 28 suites"), "{}", stdout(&out));
 }
 
 #[test]

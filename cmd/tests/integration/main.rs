@@ -16,6 +16,7 @@ mod cli_install;
 mod cli_lint;
 mod cli_live;
 mod cli_names;
+mod cli_operators;
 mod cli_replay;
 mod cli_test;
 mod cli_version;

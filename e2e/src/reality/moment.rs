@@ -91,13 +91,14 @@ pub fn workload_of(owners: &Owners, uid: &str) -> Option<String> {
     Some(owner.clone())
 }
 
-/// A workload as the estimate counts them: a Deployment, StatefulSet, DaemonSet, or a
-/// ReplicaSet no Deployment controls.
+/// A workload as the estimate counts them: a Deployment, StatefulSet, DaemonSet, a ReplicaSet
+/// no Deployment controls, or an operator's own controller of pods (a custom kind: a
+/// CloudNativePG Cluster).
 pub fn is_workload(object: &Observed, owners: &Owners, uid: &str) -> bool {
     match object.kind.kind {
         "Deployment" | "StatefulSet" | "DaemonSet" => true,
         "ReplicaSet" => owners.get(uid).is_none_or(|(_, kind)| kind != "Deployment"),
-        _ => false,
+        kind => policies_cel::cluster::object::builtin_group(kind) != Some(object.kind.group),
     }
 }
 

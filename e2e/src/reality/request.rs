@@ -105,6 +105,13 @@ pub const TENANT: Kind = Kind::new("reality.suture.dev", "v1", "Tenant", "tenant
 /// A namespaced custom resource whose CRD one scenario creates and deletes (`Gizmo`).
 pub const GIZMO: Kind = Kind::new("crd.reality.suture.dev", "v1", "Gizmo", "gizmos");
 
+/// Operators' custom resources whose deletions go by ownerReferences, acted out without the
+/// operator: a cert-manager Certificate, a CloudNativePG Cluster, a prometheus-operator
+/// Prometheus (their CRDs are created and removed by the scenarios).
+pub const CERTIFICATE: Kind = Kind::new("cert-manager.io", "v1", "Certificate", "certificates");
+pub const CNPG_CLUSTER: Kind = Kind::new("postgresql.cnpg.io", "v1", "Cluster", "clusters");
+pub const PROMETHEUS: Kind = Kind::new("monitoring.coreos.com", "v1", "Prometheus", "prometheuses");
+
 /// The built-in kinds the cluster model holds, so the kinds whose deletions are compared.
 pub const MODEL_KINDS: &[Kind] = &[
     NAMESPACE,

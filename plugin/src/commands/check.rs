@@ -117,7 +117,7 @@ pub fn run(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     }
     let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
-    let (cluster, request) = args.request.resolve(&subject)?;
+    let (cluster, request) = args.request.resolve(&subject, &set.profiles)?;
     let mut decision = match &history {
         Some(history) => evaluate_in(&set, &request, cluster.as_ref(), &history.context()),
         None => evaluate(&set, &request, cluster.as_ref()),
@@ -152,7 +152,7 @@ fn run_collection(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     request.one_cluster()?;
     let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
-    let (mut model, selected, specs) = request.resolve_collection()?;
+    let (mut model, selected, specs) = request.resolve_collection(&set.profiles)?;
     let (mut ledger, now) = ledger_and_now(history);
     let judged = collection::judge(&set, &specs, &mut model, &mut ledger, now).map_err(Failure::usage)?;
     let document = crate::report::collection::document(&selected, &judged);
@@ -174,7 +174,7 @@ fn run_manifests(
     request.one_cluster()?;
     let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
-    let (mut model, default_namespace) = request.resolve_manifests(documents)?;
+    let (mut model, default_namespace) = request.resolve_manifests(documents, &set.profiles)?;
     let (mut ledger, now) = ledger_and_now(history);
     let judged = manifests::judge(
         &set,
@@ -199,7 +199,7 @@ fn run_actions(args: &CheckArgs, style: Style) -> Result<Exit, Failure> {
     let request = &args.request;
     let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let history = history(args)?;
-    let (mut model, default_namespace) = request.resolve_actions()?;
+    let (mut model, default_namespace) = request.resolve_actions(&set.profiles)?;
     let (mut ledger, now) = ledger_and_now(history);
     let judged = actions::judge(
         &set,

@@ -120,7 +120,7 @@ pub fn run(args: &EvalArgs, no_color: bool) -> Result<Exit, Failure> {
         )));
     }
     let (bindings, request) = bindings(args)?;
-    let cluster = cluster::load(&args.cluster)?;
+    let cluster = cluster::load(&args.cluster, policies_cel::operators::catalog())?;
     let view = cluster.as_ref();
     let has_model = view.object_count() > 0;
     // `impact` needs the request as an AdmissionReview and a model to estimate against.

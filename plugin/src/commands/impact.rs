@@ -61,7 +61,9 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
         Subject::Actions => return run_actions(args, style),
         _ => {}
     }
-    let (cluster, request) = args.request.resolve(&subject)?;
+    let (cluster, request) = args
+        .request
+        .resolve(&subject, policies_cel::operators::catalog())?;
     let impact = estimate(&request, cluster.as_ref());
     let text = match output::render(&args.output, &impact)
         .map_err(anyhow::Error::msg)
@@ -77,7 +79,9 @@ pub fn run(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
 /// Runs `impact` on a what-if collection: each selected object's deletion estimated in turn,
 /// the ones before it carried into the model.
 fn run_collection(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let (mut model, selected, specs) = args.request.resolve_collection()?;
+    let (mut model, selected, specs) = args
+        .request
+        .resolve_collection(policies_cel::operators::catalog())?;
     let estimates = collection::estimate_each(&specs, &mut model).map_err(Failure::usage)?;
     let document = report::collection::impacts(&selected, &estimates);
     let text = match output::render(&args.output, &document)
@@ -99,7 +103,9 @@ fn run_manifests(
     documents: &[manifests::Document],
     style: Style,
 ) -> Result<Exit, Failure> {
-    let (mut model, default_namespace) = args.request.resolve_manifests(documents)?;
+    let (mut model, default_namespace) = args
+        .request
+        .resolve_manifests(documents, policies_cel::operators::catalog())?;
     let estimates = manifests::estimate_each(
         &args.request.what_if,
         default_namespace.as_deref(),
@@ -122,7 +128,7 @@ fn run_manifests(
 /// Runs `impact` on an action naming several objects (`delete pod a b`): each object's request
 /// estimated in turn, in the order given, the ones before it carried into the model.
 fn run_actions(args: &ImpactArgs, style: Style) -> Result<Exit, Failure> {
-    let (mut model, default_namespace) = args.request.resolve_actions()?;
+    let (mut model, default_namespace) = args.request.resolve_actions(policies_cel::operators::catalog())?;
     let what_if = &args.request.what_if;
     let estimates =
         actions::estimate_each(what_if, default_namespace.as_deref(), &mut model).map_err(Failure::usage)?;

@@ -80,7 +80,7 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
         args.audit_log.display().to_string()
     };
     let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
-    let model = cluster::load_model(&args.cluster)?;
+    let model = cluster::load_model(&args.cluster, &set.profiles)?;
     let tally = if input::is_stdin(&args.audit_log) {
         replay(&name, std::io::stdin().lock(), &set, model)
     } else {

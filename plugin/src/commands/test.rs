@@ -108,7 +108,10 @@ pub fn run(args: &TestArgs, style: Style) -> Result<Exit, Failure> {
         need_cluster |= cases > 0 && s.cluster.is_empty();
     }
     let live = if (args.live || args.kube.explicit()) && need_cluster {
-        Some(crate::cluster::live_model(&args.kube)?)
+        Some(crate::cluster::live_model(
+            &args.kube,
+            policies_cel::operators::catalog(),
+        )?)
     } else {
         None
     };

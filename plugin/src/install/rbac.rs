@@ -68,6 +68,7 @@ pub const WATCHED: &[(&str, &[&str])] = &[
     ),
     ("batch", &["jobs", "cronjobs"]),
     ("policy", &["poddisruptionbudgets"]),
+    ("autoscaling", &["horizontalpodautoscalers"]),
     ("discovery.k8s.io", &["endpointslices"]),
     ("apiextensions.k8s.io", &["customresourcedefinitions"]),
     (

@@ -244,6 +244,13 @@ pub struct ModelSink {
 }
 
 impl ModelSink {
+    /// An empty sink whose model keeps, of operators' kinds, what `profiles` name.
+    pub fn keeping(profiles: &policies_cel::operators::Profiles) -> Self {
+        let mut sink = Self::default();
+        sink.model.keep_for(profiles);
+        sink
+    }
+
     /// Projects `object` into the model; an object that cannot be projected is skipped (see
     /// [`ModelSink::finish`]).
     pub fn add(&mut self, object: Value) {

@@ -39,6 +39,9 @@ pub fn before_update(
     let mut old = object.clone();
     if let Some(stored) = stored {
         restore(&mut old, stored, &kind.kind);
+        if policies_cel::cluster::object::builtin_group(&kind.kind) != Some(&*kind.group) {
+            restore_kept(&mut old, stored);
+        }
     }
     let has_template = object["spec"].get("template").is_some();
     let patched_template = patch.is_some_and(|p| p["spec"].get("template").is_some());
@@ -128,6 +131,30 @@ fn restore(old: &mut Json, stored: &Json, kind: &str) {
         _ => {
             if let Some(replicas) = stored["spec"].get("replicas").filter(|r| !r.is_null()) {
                 set(old, &["spec", "replicas"], replicas.clone());
+            }
+        }
+    }
+}
+
+/// An operator's custom resource: what the model keeps of it (its finalizers, and the fields
+/// its OperatorProfiles name) is all that is known of it before the change, so the old object
+/// has those and nothing else beside its metadata: a profile's UPDATE rule compares them with
+/// the new object (Argo CD's pruning switched on, a sync asked with pruning).
+fn restore_kept(old: &mut Json, stored: &Json) {
+    let Some(map) = old.as_object_mut() else { return };
+    map.retain(|key, _| matches!(key.as_str(), "apiVersion" | "kind" | "metadata"));
+    if let Some(kept) = stored.as_object() {
+        for (key, value) in kept {
+            if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata") && !value.is_null() {
+                map.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    match stored["metadata"].get("finalizers").filter(|f| f.is_array()) {
+        Some(finalizers) => set(old, &["metadata", "finalizers"], finalizers.clone()),
+        None => {
+            if let Some(metadata) = old.get_mut("metadata").and_then(Json::as_object_mut) {
+                metadata.remove("finalizers");
             }
         }
     }

@@ -109,12 +109,14 @@ pub fn run(
         })?;
         let own = match (suite.cluster.is_empty(), live) {
             (true, Some(_)) => None,
-            _ => Some(crate::cluster::load(&suite.cluster).map_err(|failure| {
-                let exit = failure.exit();
-                let error = anyhow::anyhow!("{:#}", failure.error())
-                    .context(format!("suite {}", suite.file.display()));
-                Failure::new(exit, error)
-            })?),
+            _ => Some(
+                crate::cluster::load(&suite.cluster, &set.profiles).map_err(|failure| {
+                    let exit = failure.exit();
+                    let error = anyhow::anyhow!("{:#}", failure.error())
+                        .context(format!("suite {}", suite.file.display()));
+                    Failure::new(exit, error)
+                })?,
+            ),
         };
         let cluster: &dyn ClusterView = match (&own, live) {
             (Some(own), _) => own.as_ref(),

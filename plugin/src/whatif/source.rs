@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use policies_cel::cluster::ClusterModel;
+use policies_cel::operators::Profiles;
 use policies_cel::{ClusterView, Request};
 
 use crate::cluster;
@@ -58,11 +59,20 @@ impl RequestArgs {
     }
 
     /// A what-if collection: the cluster as a model its deletions are carried into, what the
-    /// collection selects in it, and the DELETE of each selected object.
-    pub fn resolve_collection(&self) -> Result<(ClusterModel, Collection, Vec<RequestSpec>), Failure> {
+    /// collection selects in it, and the DELETE of each selected object. The model keeps, of
+    /// operators' kinds, what `keep` names (here and below).
+    pub fn resolve_collection(
+        &self,
+        keep: &Profiles,
+    ) -> Result<(ClusterModel, Collection, Vec<RequestSpec>), Failure> {
         self.one_cluster()?;
-        let (model, default_namespace) =
-            cluster::for_collection(&self.cluster, &self.kube, self.all_namespaces, &self.what_if)?;
+        let (model, default_namespace) = cluster::for_collection(
+            &self.cluster,
+            &self.kube,
+            self.all_namespaces,
+            &self.what_if,
+            keep,
+        )?;
         let selected = collection::collection(&self.what_if, default_namespace.as_deref(), &model)
             .map_err(Failure::usage)?;
         let specs = collection::requests(&selected, &self.what_if, &model);
@@ -74,6 +84,7 @@ impl RequestArgs {
     pub fn resolve_manifests(
         &self,
         documents: &[crate::whatif::manifests::Document],
+        keep: &Profiles,
     ) -> Result<(ClusterModel, Option<String>), Failure> {
         self.one_cluster()?;
         cluster::for_manifests(
@@ -82,18 +93,29 @@ impl RequestArgs {
             self.all_namespaces,
             &self.what_if,
             documents,
+            keep,
         )
     }
 
     /// Several named objects (`delete pod a b`): the cluster as a model their requests are carried
     /// into, and the namespace of namespaced objects when `-n` is not given.
-    pub fn resolve_actions(&self) -> Result<(ClusterModel, Option<String>), Failure> {
+    pub fn resolve_actions(&self, keep: &Profiles) -> Result<(ClusterModel, Option<String>), Failure> {
         self.one_cluster()?;
-        cluster::for_actions(&self.cluster, &self.kube, self.all_namespaces, &self.what_if)
+        cluster::for_actions(
+            &self.cluster,
+            &self.kube,
+            self.all_namespaces,
+            &self.what_if,
+            keep,
+        )
     }
 
     /// The cluster and the request to judge against it.
-    pub fn resolve(&self, subject: &Subject) -> Result<(Box<dyn ClusterView>, Request), Failure> {
+    pub fn resolve(
+        &self,
+        subject: &Subject,
+        keep: &Profiles,
+    ) -> Result<(Box<dyn ClusterView>, Request), Failure> {
         self.one_cluster()?;
         let (cluster, default_namespace) = cluster::for_request(
             &self.cluster,
@@ -101,6 +123,7 @@ impl RequestArgs {
             self.all_namespaces,
             subject,
             &self.what_if,
+            keep,
         )?;
         let request = whatif::request(
             subject,

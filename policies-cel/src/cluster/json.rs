@@ -156,6 +156,15 @@ pub fn to_json(object: &Object) -> Json {
             if let Some(finalizers) = kept.get("metadata").and_then(|m| m.get("finalizers")) {
                 document["metadata"]["finalizers"] = finalizers.clone();
             }
+            // Kept top-level fields beside spec and status (an Argo CD Application's `operation`).
+            for (name, value) in kept.as_object().into_iter().flatten() {
+                if !matches!(
+                    name.as_str(),
+                    "apiVersion" | "kind" | "metadata" | "spec" | "status"
+                ) {
+                    document[name.as_str()] = value.clone();
+                }
+            }
             let field = |name: &str| kept.get(name).cloned().unwrap_or(Json::Null);
             (field("spec"), field("status"))
         }

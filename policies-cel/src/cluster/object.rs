@@ -88,6 +88,7 @@ pub fn builtin_group(kind: &str) -> Option<&'static str> {
         "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet" | "ControllerRevision" => "apps",
         "Job" | "CronJob" => "batch",
         "PodDisruptionBudget" => "policy",
+        "HorizontalPodAutoscaler" => "autoscaling",
         "EndpointSlice" => "discovery.k8s.io",
         "CustomResourceDefinition" => "apiextensions.k8s.io",
         "PriorityClass" => "scheduling.k8s.io",

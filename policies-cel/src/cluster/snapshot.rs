@@ -66,11 +66,22 @@ pub struct SnapshotLoader {
 }
 
 /// Loads every snapshot under `paths` (files or directories), reporting progress as it goes.
+/// Of operators' kinds the model keeps what the built-in catalog's profiles name.
 pub fn load_snapshots(
     paths: &[&Path],
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ClusterModel, SnapshotError> {
-    let mut loader = SnapshotLoader::new();
+    load_snapshots_keeping(paths, crate::operators::catalog(), progress)
+}
+
+/// [`load_snapshots`], keeping of operators' kinds what `profiles` name (the catalog with the
+/// profiles loaded beside the policies: an in-house profile's `keep`).
+pub fn load_snapshots_keeping(
+    paths: &[&Path],
+    profiles: &crate::operators::Profiles,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ClusterModel, SnapshotError> {
+    let mut loader = SnapshotLoader::keeping(profiles);
     loader.add_paths(paths, progress);
     loader.finish()
 }
@@ -79,6 +90,13 @@ impl SnapshotLoader {
     /// An empty loader.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty loader whose model keeps, of operators' kinds, what `profiles` name.
+    pub fn keeping(profiles: &crate::operators::Profiles) -> Self {
+        let mut loader = Self::default();
+        loader.model.keep_for(profiles);
+        loader
     }
 
     /// Objects loaded so far.

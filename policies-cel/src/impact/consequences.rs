@@ -49,12 +49,14 @@ pub(crate) fn workload_of<'a>(view: &'a dyn ClusterView, pod: &Object) -> Option
     Some(owner)
 }
 
-/// The kinds `workloadsDown` counts (a Job's or a custom controller's pods count as pods only).
+/// The controllers `workloadsDown` counts: Kubernetes' workloads, and an operator's own
+/// controller of pods (a CloudNativePG Cluster, a Strimzi StrimziPodSet), whose pods serve as a
+/// workload's do. A Job's pods count as pods only: they are meant to finish.
 fn is_workload(object: &Object) -> bool {
     matches!(
         &*object.key.kind,
         "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
-    )
+    ) || crate::cluster::object::builtin_group(&object.key.kind) != Some(&*object.key.group)
 }
 
 /// The pods a workload runs (through its ReplicaSets for a Deployment).

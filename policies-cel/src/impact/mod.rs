@@ -85,7 +85,7 @@ fn estimate_in(
         Some(propagation) => finalizers::estimate(view, subject, propagation, &mut effects),
         // New ownerReferences naming no existing owner: the collector deletes the object.
         None if owners::collected(view, subject, &mut effects) => {}
-        None => by_request(view, subject, &mut effects),
+        None => by_request(view, subject, profiles, &mut effects),
     }
     operators::apply(view, subject, profiles, &mut effects);
     config::readers_lost(view, &subject.key, &mut effects);
@@ -93,7 +93,7 @@ fn estimate_in(
 }
 
 /// The rule for what the request itself asks (every request but a completed deletion).
-fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
+fn by_request(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effects: &mut Effects) {
     let kind = subject.key.kind.clone();
     match (subject.operation, subject.sub_resource.as_str(), &*kind) {
         // The readers of a ConfigMap or Secret the model holds are found with its cascade.
@@ -136,6 +136,9 @@ fn by_request(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) 
         ("CREATE", "", "ReplicaSet" | "Service" | "Deployment" | "StatefulSet") => {
             create::estimate(view, subject, effects)
         }
+        // An UPDATE of an operator's kind whose profile says what the operator does on one
+        // (`operators::apply` follows it).
+        ("UPDATE", "", _) if profiles.declares_updates(&subject.key.group, &kind) => {}
         _ => {
             effects.unmodelled = true;
             effects.note(format!(

@@ -4,6 +4,8 @@
 //! built-in semantics (its dependents, pods, claims' data; the Services, budgets and quorums
 //! they reach are derived once for all) — and records what it destroys outside the cluster.
 //! Objects deleted that way are matched in turn (an Application of applications), each once.
+//! An UPDATE sets off the rules that declare it (pruning switched on: the objects the operator
+//! prunes next), with the object before it as `oldObject`.
 //! A deleted custom object carrying a finalizer no profile names makes the estimate unmodelled.
 //! A workload scale-down within the range an intent declares (a KEDA ScaledObject's
 //! `minReplicaCount: 0`) is recorded as intended.
@@ -39,7 +41,12 @@ pub(crate) fn apply(view: &dyn ClusterView, subject: &Subject, profiles: &Profil
     }
     match subject.operation {
         "DELETE" | "CREATE" => on_object(view, subject, profiles, effects),
-        "UPDATE" => intents(view, subject, profiles, effects),
+        "UPDATE" => {
+            if profiles.has_update_rules() && subject.sub_resource.is_empty() {
+                on_object(view, subject, profiles, effects);
+            }
+            intents(view, subject, profiles, effects);
+        }
         _ => {}
     }
     follow_cascades(view, subject, profiles, effects);
@@ -96,9 +103,13 @@ fn on_object(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, eff
             None => return,
         },
     };
+    let before = match subject.operation {
+        "UPDATE" => subject.old_object().filter(|o| !o.is_null()),
+        _ => None,
+    };
     let finalizers = finalizers(object);
     for profile in profiles.for_object(&key.group, &key.kind, &finalizers) {
-        run_rules(view, profile, key, object, subject.operation, effects);
+        run_rules(view, profile, key, (object, before), subject.operation, effects);
     }
     if deleting && custom {
         unexplained(profiles, key, &finalizers, effects);
@@ -158,7 +169,7 @@ fn follow_cascades(view: &dyn ClusterView, subject: &Subject, profiles: &Profile
         let key = key.clone();
         let finalizers = finalizers(&kept);
         for profile in profiles.for_object(&key.group, &key.kind, &finalizers) {
-            run_rules(view, profile, &key, &kept, "DELETE", effects);
+            run_rules(view, profile, &key, (&kept, None), "DELETE", effects);
         }
         if builtin_group(&key.kind) != Some(&*key.group) {
             unexplained(profiles, &key, &finalizers, effects);
@@ -166,17 +177,20 @@ fn follow_cascades(view: &dyn ClusterView, subject: &Subject, profiles: &Profile
     }
 }
 
-/// One run of a profile's expressions: `object` bound, the model as `cluster`.
+/// One run of a profile's expressions: `object` (and `oldObject`, null but on an UPDATE) bound,
+/// the model as `cluster`.
 struct Run<'a> {
     view: &'a dyn ClusterView,
     profile: &'a Profile,
     object: Value,
+    old_object: Value,
 }
 
 impl Run<'_> {
     fn eval(&self, program: &Program, field: &str, effects: &mut Effects) -> Option<Json> {
         let bindings = Bindings::new()
             .with(Root::Object, self.object.clone())
+            .with(Root::OldObject, self.old_object.clone())
             .with_cluster(self.view);
         match program.eval(&bindings, &Budget::new(DEFAULT_COST_LIMIT)) {
             Ok(value) => Some(to_json(&value)),
@@ -192,25 +206,31 @@ impl Run<'_> {
     }
 }
 
-/// The deletion rules of `profile` that hold for `object` (of `key`), for `operation`.
+/// The deletion rules of `profile` that hold for `object` (of `key`; on an UPDATE with the
+/// object before it), for `operation`.
 fn run_rules(
     view: &dyn ClusterView,
     profile: &Profile,
     key: &ObjectKey,
-    object: &Json,
+    (object, before): (&Json, Option<&Json>),
     operation: &str,
     effects: &mut Effects,
 ) {
+    let mut rules = profile
+        .deletion
+        .iter()
+        .filter(|r| r.operations.contains(&operation))
+        .peekable();
+    if rules.peek().is_none() {
+        return;
+    }
     let run = Run {
         view,
         profile,
         object: from_json(object),
+        old_object: before.map_or(Value::Null, from_json),
     };
-    for rule in profile
-        .deletion
-        .iter()
-        .filter(|r| r.operations.contains(&operation))
-    {
+    for rule in rules {
         let field = |part: &str| format!("deletion rule {}: {part}", rule.name);
         let holds = match &rule.when {
             Some(when) => run.eval(when, &field("when"), effects) == Some(Json::Bool(true)),
@@ -369,6 +389,7 @@ fn intents(view: &dyn ClusterView, subject: &Subject, profiles: &Profiles, effec
                 view,
                 profile,
                 object: from_json(&kept),
+                old_object: Value::Null,
             };
             for intent in &profile.intents {
                 let field = |part: &str| format!("intent {}: {part}", intent.name);

@@ -30,6 +30,8 @@ pub struct Profiles {
     /// object carrying one of their finalizers only.
     patterns: Arc<Vec<Arc<Profile>>>,
     kept: KeptFields,
+    /// True when a profile has a rule set off by an UPDATE: otherwise an UPDATE reads nothing.
+    updates: bool,
 }
 
 impl Profiles {
@@ -50,11 +52,15 @@ impl Profiles {
                 .push(Arc::clone(profile));
         }
         let kept = KeptFields::of(profiles.iter().map(|p| &**p));
+        let updates = profiles
+            .iter()
+            .any(|p| p.deletion.iter().any(|r| r.operations.contains(&"UPDATE")));
         Self {
             all: Arc::new(profiles),
             by_kind: Arc::new(by_kind),
             patterns: Arc::new(patterns),
             kept,
+            updates,
         }
     }
 
@@ -111,6 +117,21 @@ impl Profiles {
     /// True when the set holds none.
     pub fn is_empty(&self) -> bool {
         self.all.is_empty()
+    }
+
+    /// True when a profile of the set has a rule an UPDATE sets off.
+    pub fn has_update_rules(&self) -> bool {
+        self.updates
+    }
+
+    /// True when a profile of exactly `group`/`kind` has a rule an UPDATE sets off: what the
+    /// operator does on an UPDATE of the kind is then modelled by its profile.
+    pub fn declares_updates(&self, group: &str, kind: &str) -> bool {
+        self.updates
+            && self
+                .for_kind(group, kind)
+                .iter()
+                .any(|p| p.deletion.iter().any(|r| r.operations.contains(&"UPDATE")))
     }
 
     /// What the cluster model keeps of the set's kinds.

@@ -35,7 +35,7 @@ pub struct Profile {
 #[derive(Debug, Clone)]
 pub struct Deletion {
     pub name: String,
-    /// The operations that set the rule off (`DELETE`, `CREATE`).
+    /// The operations that set the rule off (`DELETE`, `CREATE`, `UPDATE`).
     pub operations: Vec<&'static str>,
     pub when: Option<Arc<Program>>,
     pub cascade: Vec<Cascade>,
@@ -192,9 +192,12 @@ impl Compiler<'_, '_> {
             match operation.as_str() {
                 "DELETE" => operations.push("DELETE"),
                 "CREATE" => operations.push("CREATE"),
+                "UPDATE" => operations.push("UPDATE"),
                 other => self.invalid(
                     &at.key("operations").index(i),
-                    format!("Unsupported value: {other:?}: supported values: \"DELETE\", \"CREATE\""),
+                    format!(
+                        "Unsupported value: {other:?}: supported values: \"DELETE\", \"CREATE\", \"UPDATE\""
+                    ),
                 ),
             }
         }

@@ -79,9 +79,11 @@ pub struct ProfileResource {
 pub struct DeletionRule {
     /// The rule's name, unique in the profile (`prune-tracked`).
     pub name: String,
-    /// The operations on the kind that set the rule off: `DELETE` (the default), or `CREATE`
+    /// The operations on the kind that set the rule off: `DELETE` (the default); `CREATE`
     /// for a kind whose creation asks the operator to destroy something (a Velero
-    /// DeleteBackupRequest). The object is the deleted one, or the created one.
+    /// DeleteBackupRequest); `UPDATE` for a change that makes the operator delete (pruning
+    /// switched on, a sync asked with pruning). `object` is the deleted, created or updated
+    /// object; on an UPDATE `oldObject` is the object before it (otherwise null).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operations: Vec<String>,
     /// CEL, a bool: whether the rule applies to this object (absent: always). For example a

@@ -256,3 +256,122 @@ spec:
     );
     assert!(impact.external.is_empty());
 }
+
+/// An in-house Project: marking it decommissioned (an UPDATE) makes its operator delete its
+/// namespaces; its namespaces are kept in the model (`keep`) for when a cascade reaches it.
+const PROJECT: &str = r#"
+apiVersion: suture.dev/v1alpha1
+kind: OperatorProfile
+metadata:
+  name: acme-project
+spec:
+  operator: the ACME project operator
+  resource: {group: platform.acme.io, kind: Project}
+  keep: [spec.namespaces]
+  deletion:
+  - name: decommission
+    operations: [UPDATE]
+    when: "object.?spec.?decommissioned.orValue(false) && !oldObject.?spec.?decommissioned.orValue(false)"
+    cascade:
+    - reason: "'namespace of decommissioned Project ' + object.metadata.name"
+      objects: "object.spec.namespaces.map(n, {'kind': 'Namespace', 'name': n})"
+  - name: delete-namespaces
+    cascade:
+    - reason: "'namespace of Project ' + object.metadata.name"
+      objects: "object.?spec.?namespaces.orValue([]).map(n, {'kind': 'Namespace', 'name': n})"
+"#;
+
+fn project(decommissioned: bool, owner: Option<&str>) -> Json {
+    let mut project = json!({"apiVersion": "platform.acme.io/v1", "kind": "Project",
+        "metadata": {"name": "blue", "uid": "project-blue"},
+        "spec": {"namespaces": ["blue-prod"], "decommissioned": decommissioned}});
+    if let Some(owner) = owner {
+        project["metadata"]["ownerReferences"] = json!([{"apiVersion": "platform.acme.io/v1",
+            "kind": "Tenant", "name": owner, "uid": format!("tenant-{owner}"), "controller": true}]);
+    }
+    project
+}
+
+fn update(resource: (&str, &str, &str), old: Json, new: Json) -> Request {
+    let name = new["metadata"]["name"].as_str().unwrap().to_owned();
+    let (group, version, plural) = resource;
+    Request::from_review(json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {
+            "uid": "u", "kind": {"group": group, "version": version, "kind": new["kind"]},
+            "resource": {"group": group, "version": version, "resource": plural},
+            "name": name, "namespace": "", "operation": "UPDATE",
+            "userInfo": {"username": "system:serviceaccount:platform:project-operator"},
+            "object": new, "oldObject": old, "dryRun": false
+        }
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_update_rule_compares_the_object_with_the_one_before() {
+    let set = load("project.yaml", PROJECT);
+    let cluster = tenant_cluster();
+    let projects = ("platform.acme.io", "v1", "projects");
+    let decommissioning = update(projects, project(false, None), project(true, None));
+    let impact = estimate_with(&decommissioning, &cluster, &set.profiles);
+    let namespace = impact.deleted.iter().find(|d| d.object.name == "blue-prod");
+    assert_eq!(
+        namespace.map(|d| d.reason.as_str()),
+        Some("namespace of decommissioned Project blue"),
+        "{:?}",
+        impact.deleted
+    );
+    assert_eq!(impact.summary.data_loss, 1, "the namespace's claim goes with it");
+
+    // Already decommissioned before: this UPDATE changes nothing the operator acts on.
+    let again = update(projects, project(true, None), project(true, None));
+    assert_eq!(estimate_with(&again, &cluster, &set.profiles).summary.deleted, 0);
+    // A deletion sets off the DELETE rule, not the UPDATE one.
+    let deleted = estimate_with(
+        &delete(projects, "", project(false, None)),
+        &cluster,
+        &set.profiles,
+    );
+    assert_eq!(
+        deleted
+            .deleted
+            .iter()
+            .find(|d| d.object.name == "blue-prod")
+            .map(|d| d.reason.as_str()),
+        Some("namespace of Project blue")
+    );
+}
+
+#[test]
+fn a_profile_s_kept_fields_reach_an_object_a_cascade_finds() {
+    let set = load("project.yaml", PROJECT);
+    let owned = project(false, Some("blue"));
+    let tenant = json!({"apiVersion": "platform.acme.io/v1", "kind": "Tenant",
+        "metadata": {"name": "blue", "uid": "tenant-blue"}});
+    let request = delete(("platform.acme.io", "v1", "tenants"), "", tenant.clone());
+
+    // The model keeps the Project's namespaces because the loaded profile names them: deleting
+    // the Tenant takes the Project (garbage collection), whose rule then takes the namespace.
+    let namespace =
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "blue-prod", "uid": "ns-blue"}});
+    let mut keeping = ClusterModel::new();
+    keeping.keep_for(&set.profiles);
+    for object in [&tenant, &owned, &namespace] {
+        keeping.insert_json(object).unwrap();
+    }
+    let impact = estimate_with(&request, &keeping, &set.profiles);
+    let mut names: Vec<String> = impact.deleted.iter().map(|d| d.object.display()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["Namespace blue-prod", "Project blue", "Tenant blue"],
+        "{:?}",
+        impact.deleted
+    );
+
+    // A model that keeps what the catalog names only holds no namespaces for the rule to read.
+    let catalog_kept = model(&[tenant, owned, namespace]);
+    let short = estimate_with(&request, &catalog_kept, &set.profiles);
+    assert_eq!(short.summary.deleted, 2, "{:?}", short.deleted);
+}

@@ -19,7 +19,7 @@ use crate::scenes::WIDGET_CRD;
 /// How long the garbage collector takes to learn a resource whose CRD was just created: it
 /// rediscovers resources every 30 s (kube-controller-manager), and until then cannot look up an
 /// owner of that kind. In a cluster CRDs are long known; a scene waits this long to be alike.
-const GC_DISCOVERY: Duration = Duration::from_secs(35);
+pub(super) const GC_DISCOVERY: Duration = Duration::from_secs(35);
 
 fn delete(kind: crate::reality::request::Kind, name: &str, propagation: Option<&'static str>) -> Request {
     Request::Delete {
@@ -87,7 +87,7 @@ metadata: {name: gizmos.crd.reality.suture.dev}\nspec:\n  group: crd.reality.sut
 names: {plural: gizmos, singular: gizmo, kind: Gizmo}\n  versions:\n  - name: v1\n    served: true\n    \
 storage: true\n    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n";
 
-fn owned_by(api_version: &str, kind: &str, name: &str, plural: &str) -> String {
+pub(super) fn owned_by(api_version: &str, kind: &str, name: &str, plural: &str) -> String {
     format!(
         "ownerReferences: [{{apiVersion: {api_version}, kind: {kind}, name: {name}, uid: \"$UID({plural}/{name})\", \
          controller: true, blockOwnerDeletion: true}}]"

@@ -2,10 +2,12 @@
 //! propagation policy and the per-kind defaults, Namespace and CRD deletion, ownerReference
 //! chains through namespaced and cluster-scoped custom resources, scale-downs with each claim
 //! retention, rollouts of every strategy, evictions, Node taints and deletion, Service selector
-//! and pod label changes, finalizer removal, PV reclaim changes — and seeded random variants.
+//! and pod label changes, finalizer removal, PV reclaim changes, operators' custom resources
+//! whose deletions go by ownerReferences — and seeded random variants.
 
 pub mod deletes;
 pub mod disruptions;
+pub mod operators;
 pub mod updates;
 pub mod variants;
 pub mod workloads;
@@ -19,6 +21,7 @@ pub fn catalogue() -> Vec<Scenario> {
     all.extend(workloads::scenarios());
     all.extend(disruptions::scenarios());
     all.extend(updates::scenarios());
+    all.extend(operators::scenarios());
     all.extend(variants::scenarios());
     all
 }

@@ -1,9 +1,11 @@
 //! The kinds a model of a live cluster reads from the API: every built-in kind the projection
 //! knows ([`project`](crate::cluster::project)), plus the owners that only take part in
-//! cascades (CronJobs own Jobs, ReplicationControllers own pods), and each CRD's instances
-//! through the version the API serves. The gateway watches them; the plugin lists them.
+//! cascades (CronJobs own Jobs, ReplicationControllers own pods), the HorizontalPodAutoscalers
+//! whose ranges make a scale-down intended (the catalog's `kubernetes-hpa` profile), and each
+//! CRD's instances through the version the API serves. The gateway watches them; the plugin lists them.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{
     ConfigMap, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod, ReplicationController, Secret,
@@ -67,6 +69,7 @@ const BUILTIN: &[Builtin] = &[
     of::<Job>(),
     of::<CronJob>(),
     of::<PodDisruptionBudget>(),
+    of::<HorizontalPodAutoscaler>(),
     of::<CustomResourceDefinition>(),
 ];
 

@@ -138,7 +138,7 @@ pub const MODEL_KINDS: &[Kind] = &[
 pub fn by_plural(plural: &str) -> Option<Kind> {
     MODEL_KINDS
         .iter()
-        .chain([WIDGET, TENANT, GIZMO].iter())
+        .chain([WIDGET, TENANT, GIZMO, CERTIFICATE, CNPG_CLUSTER, PROMETHEUS].iter())
         .find(|k| k.plural == plural)
         .copied()
 }

@@ -54,6 +54,18 @@ fn the_builtin_pack_lints_clean() {
 }
 
 #[test]
+fn the_operator_profile_catalog_lints_clean_and_is_counted() {
+    let out = lint(&["policies-cel/operators", "--strict"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        "clean: 0 policies, 0 bindings, 15 operator profiles, 0 expressions in 8 files\n"
+    );
+    let out = lint(&["policies-cel/operators", "-o", "json"]);
+    assert_eq!(json(&out)["summary"]["profiles"], 15);
+}
+
+#[test]
 fn json_lists_every_finding_with_its_position() {
     let out = lint(&["testdata/lint/findings", "-o", "json"]);
     assert_eq!(out.status.code(), Some(3));

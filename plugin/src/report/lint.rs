@@ -24,6 +24,7 @@ pub struct Summary {
     pub files: usize,
     pub policies: usize,
     pub bindings: usize,
+    pub profiles: usize,
     pub expressions: usize,
 }
 
@@ -37,6 +38,7 @@ impl<'a> LintDocument<'a> {
                 files: report.files,
                 policies: report.policies,
                 bindings: report.bindings,
+                profiles: report.profiles,
                 expressions: report.expressions,
             },
         }
@@ -51,8 +53,13 @@ pub fn text(report: &LintReport, style: Style) -> String {
         out.push('\n');
     }
     let summary = LintDocument::new(report).summary;
+    // Operator profiles are named only where there are some.
+    let profiles = match summary.profiles {
+        0 => String::new(),
+        n => format!(", {n} {}", plural(n, "operator profile", "operator profiles")),
+    };
     let scope = format!(
-        "{} {}, {} {}, {} {} in {} {}",
+        "{} {}, {} {}{profiles}, {} {} in {} {}",
         summary.policies,
         plural(summary.policies, "policy", "policies"),
         summary.bindings,

@@ -28,7 +28,9 @@ pub(crate) fn check(sink: &mut Sink<'_>, objects: &[Object], catalog: &dyn Resou
                 (spec.key("matchConstraints"), "policy")
             }
             ObjectKind::Binding => (spec.key("matchResources"), "binding"),
-            ObjectKind::CustomResourceDefinition | ObjectKind::Other => continue,
+            ObjectKind::CustomResourceDefinition | ObjectKind::OperatorProfile | ObjectKind::Other => {
+                continue;
+            }
         };
         if object.get(&rel).is_some() {
             Rules {

@@ -96,6 +96,8 @@ pub struct LintReport {
     /// Policies and bindings found (whether they loaded or not).
     pub policies: usize,
     pub bindings: usize,
+    /// OperatorProfiles found (their expressions are checked as they load).
+    pub profiles: usize,
     /// CEL expressions looked at.
     pub expressions: usize,
 }
@@ -202,6 +204,7 @@ impl Linter {
             objects::ObjectKind::SafetyPolicy,
         ]);
         let bindings = count(&[objects::ObjectKind::Binding]);
+        let profiles = count(&[objects::ObjectKind::OperatorProfile]);
         let mut findings = sink.findings;
         for finding in findings.iter_mut().filter(|f| f.policy.is_none()) {
             finding.policy = objects
@@ -227,6 +230,7 @@ impl Linter {
             files: self.files.len(),
             policies,
             bindings,
+            profiles,
             expressions,
         }
     }

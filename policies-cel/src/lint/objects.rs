@@ -32,6 +32,8 @@ pub(crate) enum ObjectKind {
     ValidatingAdmissionPolicy,
     Binding,
     SafetyPolicy,
+    /// An OperatorProfile: its expressions are checked by the loader.
+    OperatorProfile,
     /// A CustomResourceDefinition: read for the schema of its custom resources.
     CustomResourceDefinition,
     Other,
@@ -77,9 +79,8 @@ impl Object {
             ReadAs::Policy { .. } => ObjectKind::ValidatingAdmissionPolicy,
             ReadAs::Binding { .. } => ObjectKind::Binding,
             ReadAs::SafetyPolicy => ObjectKind::SafetyPolicy,
-            ReadAs::OperatorProfile | ReadAs::UnsupportedVersion | ReadAs::TestSuite | ReadAs::Other => {
-                ObjectKind::Other
-            }
+            ReadAs::OperatorProfile => ObjectKind::OperatorProfile,
+            ReadAs::UnsupportedVersion | ReadAs::TestSuite | ReadAs::Other => ObjectKind::Other,
         }
     }
 }

@@ -346,9 +346,53 @@ fn selected(
             }
         }
     }
+    if let Some(names) = &cascade.names
+        && let Some(Json::Object(selection)) = run.eval(names, &field("names"), effects)
+    {
+        keys.extend(by_name_pattern(run, &selection, effects));
+    }
     keys.retain(|key| key != own);
     keys.dedup();
     keys
+}
+
+/// The objects of a kind whose whole name matches a pattern (in the namespaces given, else
+/// everywhere), but those a controller owns; in name order.
+fn by_name_pattern(
+    run: &Run<'_>,
+    selection: &serde_json::Map<String, Json>,
+    effects: &mut Effects,
+) -> Vec<ObjectKey> {
+    let text = |name: &str| selection.get(name).and_then(Json::as_str).unwrap_or_default();
+    let (kind, pattern) = (text("kind"), text("pattern"));
+    if kind.is_empty() || pattern.is_empty() {
+        return Vec::new();
+    }
+    let pattern = match regex::Regex::new(&format!("^(?:{pattern})$")) {
+        Ok(pattern) => pattern,
+        Err(error) => {
+            effects.unmodelled = true;
+            effects.note(format!(
+                "OperatorProfile {}: the name pattern {pattern:?} is not a regular expression ({error}): its cascade is not counted",
+                run.profile.name
+            ));
+            return Vec::new();
+        }
+    };
+    let namespaces: Option<Vec<&str>> = selection
+        .get("namespaces")
+        .and_then(Json::as_array)
+        .map(|list| list.iter().filter_map(Json::as_str).collect());
+    let mut found: Vec<ObjectKey> = run
+        .view
+        .of_kind(text("group"), kind)
+        .into_iter()
+        .filter(|o| namespaces.as_ref().is_none_or(|n| n.contains(&&*o.key.namespace)))
+        .filter(|o| o.controller().is_none() && pattern.is_match(&o.key.name))
+        .map(|o| o.key.clone())
+        .collect();
+    found.sort();
+    found
 }
 
 /// A workload UPDATE (its spec or its `scale`) to a replica count an intent declares: recorded

@@ -49,6 +49,7 @@ pub struct Cascade {
     pub objects: Option<Arc<Program>>,
     pub labels: Option<Arc<Program>>,
     pub namespaces: Option<Arc<Program>>,
+    pub names: Option<Arc<Program>>,
 }
 
 /// A compiled [`IntentRule`].
@@ -225,8 +226,11 @@ impl Compiler<'_, '_> {
     }
 
     fn cascade(&mut self, at: &FieldPath, rule: &CascadeRule) -> Option<Cascade> {
-        if rule.objects.is_none() && rule.labels.is_none() {
-            self.invalid(at, "Required value: a cascade selects by objects or labels");
+        if rule.objects.is_none() && rule.labels.is_none() && rule.names.is_none() {
+            self.invalid(
+                at,
+                "Required value: a cascade selects by objects, labels or names",
+            );
         }
         if rule.labels.is_some() && rule.namespaces.is_none() {
             self.invalid(
@@ -238,11 +242,13 @@ impl Compiler<'_, '_> {
         let objects = self.optional(&at.key("objects"), rule.objects.as_ref(), Returns::List);
         let labels = self.optional(&at.key("labels"), rule.labels.as_ref(), Returns::Map);
         let namespaces = self.optional(&at.key("namespaces"), rule.namespaces.as_ref(), Returns::List);
+        let names = self.optional(&at.key("names"), rule.names.as_ref(), Returns::Map);
         Some(Cascade {
             reason: reason?,
             objects,
             labels,
             namespaces,
+            names,
         })
     }
 

@@ -118,6 +118,12 @@ pub struct CascadeRule {
     /// CEL, a list of strings: the namespaces `labels` selects in. Required with `labels`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<String>,
+    /// CEL, a map selecting by a name pattern: `kind`, optional `group` (default the core
+    /// group), `pattern` (an RE2 regular expression the whole name matches) and optional
+    /// `namespaces` (a list; absent: every namespace, or cluster-scoped objects). Objects that a
+    /// controller owns are left out, as with `labels`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<String>,
 }
 
 /// An object of the kind declaring that a workload may run down to a number of replicas.

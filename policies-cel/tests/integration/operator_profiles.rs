@@ -202,7 +202,7 @@ spec:
         "{error}"
     );
     assert!(
-        error.contains("a cascade selects by objects or labels"),
+        error.contains("a cascade selects by objects, labels or names"),
         "{error}"
     );
 
@@ -374,4 +374,78 @@ fn a_profile_s_kept_fields_reach_an_object_a_cascade_finds() {
     let catalog_kept = model(&[tenant, owned, namespace]);
     let short = estimate_with(&request, &catalog_kept, &set.profiles);
     assert_eq!(short.summary.deleted, 2, "{:?}", short.deleted);
+}
+
+/// An in-house cache operator: deleting a Cache deletes the claims named after it.
+const CACHE: &str = r#"
+apiVersion: suture.dev/v1alpha1
+kind: OperatorProfile
+metadata:
+  name: acme-cache
+spec:
+  operator: the ACME cache operator
+  resource: {group: platform.acme.io, kind: Cache}
+  deletion:
+  - name: delete-claims
+    cascade:
+    - reason: "'a claim of Cache ' + object.metadata.name"
+      names: >-
+        {'kind': 'PersistentVolumeClaim', 'namespaces': [object.metadata.namespace],
+         'pattern': object.?spec.?claimPattern.orValue('cache-' + object.metadata.name + '-[0-9]+')}
+"#;
+
+fn claim(name: &str, namespace: &str) -> Json {
+    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace, "uid": format!("pvc-{namespace}-{name}")},
+        "spec": {"volumeName": format!("pv-{namespace}-{name}")}, "status": {"phase": "Bound"}})
+}
+
+#[test]
+fn a_cascade_selects_by_a_name_pattern() {
+    let set = load("cache.yaml", CACHE);
+    let cluster = model(&[
+        claim("cache-hot-0", "shop"),
+        claim("cache-hot-1", "shop"),
+        claim("cache-hot-1-backup", "shop"),
+        claim("cache-hotter-0", "shop"),
+        claim("cache-hot-0", "other"),
+    ]);
+    let cache = |spec: Json| {
+        json!({"apiVersion": "platform.acme.io/v1", "kind": "Cache",
+            "metadata": {"name": "hot", "namespace": "shop", "uid": "cache-hot"}, "spec": spec})
+    };
+    let caches = ("platform.acme.io", "v1", "caches");
+    let impact = estimate_with(&delete(caches, "shop", cache(json!({}))), &cluster, &set.profiles);
+    let mut claims: Vec<String> = impact
+        .deleted
+        .iter()
+        .filter(|d| d.object.kind == "PersistentVolumeClaim")
+        .map(|d| d.object.display())
+        .collect();
+    claims.sort();
+    assert_eq!(
+        claims,
+        [
+            "PersistentVolumeClaim shop/cache-hot-0",
+            "PersistentVolumeClaim shop/cache-hot-1"
+        ],
+        "the whole name matches, in the namespaces given"
+    );
+
+    // A pattern that is no regular expression: nothing is counted, and the estimate says so.
+    let broken = estimate_with(
+        &delete(caches, "shop", cache(json!({"claimPattern": "cache-(hot"}))),
+        &cluster,
+        &set.profiles,
+    );
+    assert_eq!(broken.summary.deleted, 1);
+    assert!(!broken.modelled);
+    assert!(
+        broken
+            .notes
+            .iter()
+            .any(|n| n.contains("is not a regular expression")),
+        "{:?}",
+        broken.notes
+    );
 }

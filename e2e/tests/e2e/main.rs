@@ -14,6 +14,7 @@ mod identities;
 mod kept_warm;
 mod ledger;
 mod model;
+mod operator_profiles;
 mod partition;
 mod plugin;
 mod pod_security;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
     tests.extend(service_ports::TESTS);
     tests.extend(model::TESTS);
     tests.extend(policies::TESTS);
+    tests.extend(operator_profiles::TESTS);
     tests.extend(bad_input::TESTS);
     tests.extend(exhausting::TESTS);
     tests.extend(plugin::TESTS);

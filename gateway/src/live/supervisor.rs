@@ -3,7 +3,9 @@
 //! policies take params of, as the policy set changes. The built-in kinds and the CRD instances
 //! register as feeding the model, the policy objects and params as feeding the policy set
 //! ([`Feeds`]); readiness also waits for the params watches of the policy set found once every
-//! list is in (the first heartbeat after that starts them).
+//! list is in (the first heartbeat after that starts them). Custom resources are watched whole
+//! where an OperatorProfile of the serving set reads their fields, else by their metadata; when
+//! the profiles change what they keep, the heartbeat lists them again.
 //!
 //! A one-second heartbeat marks the model current while every watch feeding the model is synced
 //! and healthy (kube-runtime consumes bookmarks internally, so between events that is what
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::core::{ApiResource, DynamicObject, PartialObjectMeta};
+use policies_cel::operators::KeptFields;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -137,7 +140,9 @@ pub async fn run(
         model: model.clone(),
         timeout,
         running: HashMap::new(),
+        kept: policies.store().current().profiles.kept().clone(),
     };
+    model.write_untouched().keep(instances.kept.clone());
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut announced = false;
     let mut params_held = true;
@@ -153,6 +158,7 @@ pub async fn run(
                     model.readiness_released(PARAMS_HOLD);
                 }
                 model.touch_if_current();
+                instances.follow_profiles(&policies.store().current().profiles).await;
                 if !announced && model.is_ready() {
                     announced = true;
                     tracing::info!(objects = model.read_briefly().len(), "live model: the initial lists are in");
@@ -183,6 +189,9 @@ struct Instances {
     model: Arc<LiveModel>,
     timeout: u32,
     running: HashMap<String, (ApiResource, Task)>,
+    /// What the model keeps of operators' kinds: the fields the profiles of the serving set
+    /// name (the catalog's, and those of OperatorProfiles from files or the cluster).
+    kept: KeptFields,
 }
 
 impl Instances {
@@ -200,12 +209,10 @@ impl Instances {
                 let name = instance_watch_name(&crd);
                 self.model.watch_registered(&name, Feeds::Model);
                 let sink = ModelSync::new(self.model.clone(), &resource.group, &resource.kind);
-                // The kinds an OperatorProfile of the catalog reads fields of (an Application's
-                // inventory, a ScaledObject's range) are watched whole; the model keeps those
-                // fields alone. Every other custom resource: its metadata.
-                let whole = policies_cel::operators::catalog()
-                    .kept()
-                    .keeps(&resource.group, &resource.kind);
+                // The kinds an OperatorProfile reads fields of (an Application's inventory, a
+                // ScaledObject's range) are watched whole; the model keeps those fields alone.
+                // Every other custom resource: its metadata.
+                let whole = self.kept.keeps(&resource.group, &resource.kind);
                 tracing::info!(%crd, version = %resource.version, whole, "watching custom resources");
                 let future = if whole {
                     let watch = Watch::<DynamicObject>::all(
@@ -239,6 +246,30 @@ impl Instances {
                     self.stop(&crd, true).await;
                 }
             }
+        }
+    }
+
+    /// Follows the serving set's profiles: when what they keep changes (an OperatorProfile
+    /// applied, changed or deleted), the model keeps the new fields from now on and every
+    /// custom resource is listed again, whole where a profile now reads its fields.
+    async fn follow_profiles(&mut self, profiles: &policies_cel::operators::Profiles) {
+        if *profiles.kept() == self.kept {
+            return;
+        }
+        self.kept = profiles.kept().clone();
+        self.model.write_untouched().keep(self.kept.clone());
+        let running: Vec<(String, ApiResource)> = self
+            .running
+            .iter()
+            .map(|(crd, (resource, _))| (crd.clone(), resource.clone()))
+            .collect();
+        tracing::info!(
+            watches = running.len(),
+            "OperatorProfiles keep other fields: custom resources are listed again"
+        );
+        for (crd, resource) in running {
+            self.stop(&crd, false).await;
+            self.handle(Command::Start { crd, resource }).await;
         }
     }
 

@@ -126,7 +126,13 @@ impl ClusterModel {
     /// Keeps, of objects inserted from now on, what `profiles` name (by default, what the
     /// built-in catalog names): set it before loading objects.
     pub fn keep_for(&mut self, profiles: &crate::operators::Profiles) {
-        self.kept = Some(profiles.kept().clone());
+        self.keep(profiles.kept().clone());
+    }
+
+    /// Keeps, of objects inserted from now on, `kept` (objects already in the model keep what
+    /// they were projected with until they are inserted again).
+    pub fn keep(&mut self, kept: crate::operators::KeptFields) {
+        self.kept = Some(kept);
     }
 
     /// What the model keeps of an object of an operator's kind, when a profile names its kind.

@@ -1,0 +1,17 @@
+//! Policy reports: the failures of judged requests gathered into `wgpolicyk8s.io/v1alpha2`
+//! `PolicyReport`s (one per namespace) and a `ClusterPolicyReport` (cluster-scoped objects), as
+//! Kyverno's and Kubewarden's users read them (Policy Reporter, `kubectl get policyreports -A`).
+//!
+//! One result per policy × rule (the validation) × object × requester, refreshed by every
+//! repeat (its count and last time); results age out after a window and each report holds a
+//! bounded number of them. The gateway feeds a [`ReportBook`] from its decisions and writes what
+//! changed; `kubectl suture replay -o policyreport` feeds one from an audit log. Nothing here
+//! does I/O: the book renders objects, callers send them.
+
+mod book;
+mod render;
+mod subject;
+
+pub use book::{Entry, Outcome, ReportBook, ResultKey, Seen};
+pub use render::{API_VERSION, CLUSTER_KIND, KIND, SOURCE, render};
+pub use subject::Subject;

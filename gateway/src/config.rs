@@ -257,6 +257,35 @@ pub struct Config {
     #[arg(long, env = "SUTURE_LEDGER_QUEUE", default_value_t = 4096, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub ledger_queue: u32,
 
+    /// Do not write PolicyReports / ClusterPolicyReports (wgpolicyk8s.io/v1alpha2) of Audit, Warn and Deny failures (live mode writes them by default; the CRD must be installed)
+    #[arg(long, env = "SUTURE_NO_POLICY_REPORTS")]
+    pub no_policy_reports: bool,
+
+    /// How long a report result is kept after the request that last produced it
+    #[arg(long, env = "SUTURE_REPORT_WINDOW", default_value = "1h", value_name = "DURATION", value_parser = parse_duration)]
+    pub report_window: Duration,
+
+    /// How long failures are batched before the reports that changed are written (each report at most once per interval)
+    #[arg(long, env = "SUTURE_REPORT_FLUSH", default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    pub report_flush: Duration,
+
+    /// The Lease (in the ledger's namespace) whose holder writes the reports; the other replicas skip
+    #[arg(
+        long,
+        env = "SUTURE_REPORT_LEASE",
+        default_value = "suture-gateway-reports",
+        value_name = "NAME"
+    )]
+    pub report_lease: String,
+
+    /// Do not emit Events (SutureDenied, SutureWarned) on denied or warned objects (live mode emits them by default)
+    #[arg(long, env = "SUTURE_NO_EVENTS")]
+    pub no_events: bool,
+
+    /// How often a repeated Event's count is written at most (its first occurrence is written at once)
+    #[arg(long, env = "SUTURE_EVENT_REFRESH", default_value = "1m", value_name = "DURATION", value_parser = parse_duration)]
+    pub event_refresh: Duration,
+
     /// How often policy files, snapshots and certificates are checked for changes
     #[arg(long, env = "SUTURE_POLL_INTERVAL", default_value = "2s", value_name = "DURATION", value_parser = parse_duration, hide = true)]
     pub poll_interval: Duration,
@@ -321,6 +350,16 @@ impl Config {
             .filter(|name| !name.is_empty())
             .unwrap_or_else(|| "gateway".to_owned())
     }
+
+    /// Whether PolicyReports are written: live mode, unless `--no-policy-reports`.
+    pub fn policy_reports(&self) -> bool {
+        !self.offline() && !self.noop && !self.no_policy_reports
+    }
+
+    /// Whether Events are emitted: live mode, unless `--no-events`.
+    pub fn events(&self) -> bool {
+        !self.offline() && !self.noop && !self.no_events
+    }
 }
 
 #[cfg(test)]
@@ -351,6 +390,16 @@ mod tests {
         assert_eq!(config.decision_log, "stdout");
         assert_eq!(config.ledger_flush, Duration::from_millis(250));
         assert_eq!(config.ledger_queue, 4096);
+        assert_eq!(
+            (config.report_window, config.report_flush, config.event_refresh),
+            (
+                Duration::from_secs(3600),
+                Duration::from_secs(10),
+                Duration::from_secs(60)
+            )
+        );
+        assert_eq!(config.report_lease, "suture-gateway-reports");
+        assert!(config.policy_reports() && config.events(), "live mode reports");
         assert_eq!(
             config.keep_warm,
             Duration::ZERO,

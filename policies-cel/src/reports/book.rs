@@ -56,8 +56,9 @@ pub struct Entry {
     pub actions: Vec<Action>,
     pub operation: String,
     pub severity: Option<String>,
-    /// The impact's headline figures of the latest request, when a policy read `impact`.
-    pub impact: Option<Summary>,
+    /// The impact's non-zero headline figures of the latest request (by their names in
+    /// `impact.summary`), when a policy read `impact`.
+    pub impact: BTreeMap<String, u64>,
     pub first: DateTime<Utc>,
     pub last: DateTime<Utc>,
     pub count: u64,
@@ -129,7 +130,7 @@ impl ReportBook {
                     entry.binding.clone_from(&failure.binding);
                     entry.actions.clone_from(&failure.actions);
                     seen.operation.clone_into(&mut entry.operation);
-                    entry.impact = seen.impact.copied();
+                    entry.impact = figures(seen.impact);
                     entry.last = entry.last.max(seen.time);
                     entry.count += 1;
                 }
@@ -146,7 +147,7 @@ impl ReportBook {
                             actions: failure.actions.clone(),
                             operation: seen.operation.to_owned(),
                             severity: severity(&failure.policy),
-                            impact: seen.impact.copied(),
+                            impact: figures(seen.impact),
                             first: seen.time,
                             last: seen.time,
                             count: 1,
@@ -178,6 +179,25 @@ impl ReportBook {
         std::mem::take(&mut self.dirty).into_iter().collect()
     }
 
+    /// Takes in a result read back from a written report (a replica that starts writing adopts
+    /// what the previous writer wrote): a result this book has too counts the occurrences of
+    /// both, since the earlier of the two first times. The report is not made dirty by it.
+    pub fn adopt(&mut self, scope: &str, key: ResultKey, entry: Entry) {
+        let max = self.max_per_report;
+        let report = self.reports.entry(scope.to_owned()).or_default();
+        let room = report.len() < max;
+        match report.get_mut(&key) {
+            Some(own) => {
+                own.count += entry.count;
+                own.first = own.first.min(entry.first);
+            }
+            None if room => {
+                report.insert(key, entry);
+            }
+            None => {}
+        }
+    }
+
     /// Marks a report to be written again (a write that failed).
     pub fn mark_dirty(&mut self, scope: &str) {
         self.dirty.insert(scope.to_owned());
@@ -207,6 +227,17 @@ impl ReportBook {
     pub fn is_empty(&self) -> bool {
         self.reports.is_empty()
     }
+}
+
+/// The non-zero figures of `summary`, by name.
+fn figures(summary: Option<&Summary>) -> BTreeMap<String, u64> {
+    let Some(Ok(serde_json::Value::Object(figures))) = summary.map(serde_json::to_value) else {
+        return BTreeMap::new();
+    };
+    figures
+        .into_iter()
+        .filter_map(|(name, value)| value.as_u64().filter(|n| *n > 0).map(|n| (name, n)))
+        .collect()
 }
 
 fn evict_oldest(report: &mut BTreeMap<ResultKey, Entry>) {

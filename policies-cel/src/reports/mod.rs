@@ -9,9 +9,11 @@
 //! does I/O: the book renders objects, callers send them.
 
 mod book;
+mod read;
 mod render;
 mod subject;
 
 pub use book::{Entry, Outcome, ReportBook, ResultKey, Seen};
+pub use read::adopt;
 pub use render::{API_VERSION, CLUSTER_KIND, KIND, SOURCE, render};
 pub use subject::Subject;

@@ -20,6 +20,9 @@ pub const CLUSTER_KIND: &str = "ClusterPolicyReport";
 /// Every result's `source`: the engine that produced it.
 pub const SOURCE: &str = "suture";
 
+/// The prefix of the impact's figures among a result's properties.
+pub(crate) const IMPACT_PREFIX: &str = "impact.";
+
 /// The report of `scope` (a namespace, `""` for the cluster report) named `name`, labelled as
 /// managed by `manager`; `None` when it has no results (to be deleted).
 pub fn render(book: &ReportBook, scope: &str, name: &str, manager: &str) -> Option<Value> {
@@ -95,14 +98,8 @@ fn properties(key: &ResultKey, entry: &Entry) -> Map<String, Value> {
         "lastSeen".into(),
         entry.last.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     );
-    if let Some(summary) = &entry.impact
-        && let Ok(Value::Object(figures)) = serde_json::to_value(summary)
-    {
-        for (figure, value) in figures {
-            if value.as_u64().is_some_and(|n| n > 0) {
-                properties.insert(format!("impact.{figure}"), value.to_string());
-            }
-        }
+    for (figure, value) in &entry.impact {
+        properties.insert(format!("{IMPACT_PREFIX}{figure}"), value.to_string());
     }
     properties
         .into_iter()

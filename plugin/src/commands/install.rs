@@ -107,6 +107,12 @@ pub struct InstallArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_period)]
     pub keep_warm_for: Option<Period>,
 
+    /// Also render the wg-policy PolicyReport and ClusterPolicyReport CRDs (wgpolicyk8s.io/v1alpha2)
+    /// the gateway writes its reports into; leave off where Kyverno, Kubewarden or Policy
+    /// Reporter installed them
+    #[arg(long)]
+    pub policy_report_crds: bool,
+
     /// Write one file per object into DIR instead of one stream to stdout
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
@@ -313,6 +319,7 @@ pub fn options(args: &InstallArgs) -> Result<InstallOptions, Failure> {
         webhook_url: args.webhook_url.clone(),
         keep_warm,
         keep_warm_for,
+        policy_report_crds: args.policy_report_crds,
     })
 }
 

@@ -26,7 +26,7 @@ pub const REPORT_NAME: &str = "suture";
 /// The field manager of the reports' applies, and their managed-by label.
 pub const MANAGER: &str = "suture-gateway";
 /// The most results a report holds (the least recently seen go first).
-pub const MAX_RESULTS: usize = 1000;
+pub use policies_cel::reports::MAX_RESULTS;
 /// How often results are aged out.
 const EXPIRY_INTERVAL: Duration = Duration::from_secs(60);
 /// The longest wait between retries of a failed write.

@@ -8,6 +8,10 @@
 //! changed; `kubectl suture replay -o policyreport` feeds one from an audit log. Nothing here
 //! does I/O: the book renders objects, callers send them.
 
+/// The most results a report holds (the least recently seen go first): well under the 1 MiB an
+/// object may hold (a result is about 600 bytes).
+pub const MAX_RESULTS: usize = 1000;
+
 mod book;
 mod read;
 mod render;

@@ -99,6 +99,11 @@ pub struct Config {
     #[arg(long, env = "SUTURE_NO_BUILTIN_PACK")]
     pub no_builtin_pack: bool,
 
+    /// The action of every built-in pack policy instead of its own (Deny): Audit (reports and
+    /// metrics only), Warn (the requester sees a warning), or Deny — the audit-first rollout
+    #[arg(long, env = "SUTURE_PACK_ACTION", value_name = "ACTION", value_parser = parse_action)]
+    pub pack_action: Option<policies_cel::policy::Action>,
+
     /// The Kubernetes version whose CEL environment ValidatingAdmissionPolicies compile
     /// against, the cluster's own (1.33 to 1.37; `v1.36.2` reads as 1.36), or `auto`: the API
     /// server's, read at start (live mode). One calling a function of a later version fails to
@@ -313,6 +318,17 @@ Examples:
 Durations are written like 500ms, 2s, 1m. Every flag can also be set by the environment variable
 shown beside it; list values in variables are comma-separated.";
 
+/// `Deny`, `Warn` or `Audit` (any case).
+fn parse_action(text: &str) -> Result<policies_cel::policy::Action, String> {
+    use policies_cel::policy::Action;
+    match text.to_ascii_lowercase().as_str() {
+        "deny" => Ok(Action::Deny),
+        "warn" => Ok(Action::Warn),
+        "audit" => Ok(Action::Audit),
+        _ => Err(format!("{text:?} is not an action (Deny, Warn or Audit)")),
+    }
+}
+
 impl Config {
     /// The configuration from the process's arguments and environment (exits on a usage error).
     pub fn from_args() -> Self {
@@ -399,6 +415,13 @@ mod tests {
             )
         );
         assert_eq!(config.report_lease, "suture-gateway-reports");
+        assert_eq!(config.pack_action, None);
+        let audit =
+            Config::try_parse_from(["suture-gateway", "--self-signed", "--pack-action", "audit"]).unwrap();
+        assert_eq!(audit.pack_action, Some(policies_cel::policy::Action::Audit));
+        assert!(
+            Config::try_parse_from(["suture-gateway", "--self-signed", "--pack-action", "block"]).is_err()
+        );
         assert!(config.policy_reports() && config.events(), "live mode reports");
         assert_eq!(
             config.keep_warm,

@@ -434,6 +434,7 @@ async fn load_policies(config: &Config) -> anyhow::Result<PolicyReloader> {
     tracing::info!(%kubernetes_version, "policies compile for this Kubernetes version's CEL environment");
     let sources = PolicySources {
         builtin_pack: !config.no_builtin_pack,
+        pack_action: config.pack_action,
         kubernetes_version,
         paths: config.policies.clone(),
         params_paths: config.params.clone(),

@@ -698,3 +698,15 @@ fn the_gateway_may_write_its_reports_and_the_wg_policy_crds_are_rendered_on_requ
         "{ledger:?}"
     );
 }
+
+#[test]
+fn the_pack_action_reaches_the_gateway() {
+    assert!(!gateway_args(&[]).iter().any(|a| a.starts_with("--pack-action")));
+    let args = gateway_args(&["--pack-action", "Audit"]);
+    assert!(args.contains(&"--pack-action=Audit".to_owned()), "{args:?}");
+    let out = suture()
+        .args(["install", "--pack-action", "Block"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

@@ -284,10 +284,10 @@ mod tests {
     }
 
     /// kube's mock-service pattern: the API server is this test, which records every request.
-    fn server() -> (
-        kube::Client,
-        tokio::task::JoinHandle<Vec<(Method, String, serde_json::Value)>>,
-    ) {
+    /// Every request the mock API server answered: method, URI and body.
+    type Requests = Vec<(Method, String, serde_json::Value)>;
+
+    fn server() -> (kube::Client, tokio::task::JoinHandle<Requests>) {
         let (service, mut handle) = mock::pair::<Request<Body>, Response<Body>>();
         let client = kube::Client::new(service, "default");
         let server = tokio::spawn(async move {

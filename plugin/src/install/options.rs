@@ -100,6 +100,9 @@ pub struct InstallOptions {
     /// Render the wg-policy PolicyReport and ClusterPolicyReport CRDs (off: the cluster has them
     /// from Kyverno, Kubewarden or Policy Reporter, or the gateway's reports are not wanted).
     pub policy_report_crds: bool,
+    /// The action of every built-in pack policy in the gateway (`--pack-action`: Audit, Warn or
+    /// Deny). None: the pack's own (Deny).
+    pub pack_action: Option<String>,
 }
 
 /// An HTTPS URL kube-apiserver can call a webhook at: `https://host[:port][/path]`, with no user
@@ -181,6 +184,7 @@ impl Default for InstallOptions {
             keep_warm: Some(DEFAULT_KEEP_WARM.to_owned()),
             keep_warm_for: None,
             policy_report_crds: false,
+            pack_action: None,
         }
     }
 }

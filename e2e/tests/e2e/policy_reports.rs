@@ -486,19 +486,21 @@ fn an_audit_is_a_report_result_a_denial_an_event_and_a_burst_writes_little(
                 anyhow::ensure!(response["allowed"] == true, "{response}");
             }
         }
+        // The decision logs are flushed periodically: wait until both hold every decision.
+        let on_log = gateway_dir.join("suture-gateway.log");
+        let off_log = gateway_dir.join(OFF).join("suture-gateway.log");
+        wait::until("both decision logs written", Duration::from_secs(20), || {
+            let counts = decision_times(&on_log, "audited", "ab-")
+                .and_then(|on| Ok((on.len(), decision_times(&off_log, "audited", "ab-")?.len())));
+            async move {
+                let (on, off) = counts?;
+                Ok((on < AB || off < AB).then(|| format!("{on} and {off} of {AB}")))
+            }
+        })
+        .await?;
         off.kill();
-        let on_times = decision_times(&gateway_dir.join("suture-gateway.log"), "audited", "ab-")?;
-        let off_times = decision_times(
-            &gateway_dir.join(OFF).join("suture-gateway.log"),
-            "audited",
-            "ab-",
-        )?;
-        anyhow::ensure!(
-            on_times.len() == AB && off_times.len() == AB,
-            "{} and {} timed",
-            on_times.len(),
-            off_times.len()
-        );
+        let on_times = decision_times(&on_log, "audited", "ab-")?;
+        let off_times = decision_times(&off_log, "audited", "ab-")?;
         let halves = (
             median(on_times[..AB / 2].to_vec()),
             median(on_times[AB / 2..].to_vec()),

@@ -272,15 +272,7 @@ impl Admission {
         } else {
             "denied"
         };
-        let elapsed = started.elapsed();
-        self.metrics.observe_request(verdict_word, elapsed.as_secs_f64());
-        for (policy, outcome) in verdict::policy_verdicts(&judged.decision) {
-            self.metrics.count_policy(policy, outcome);
-        }
-        if let Some(kind) = judged.failure {
-            self.metrics.count_error(kind.as_str());
-        }
-        stages::mark("metrics");
+        // Before the request's time is taken: its latency includes handing over its failures.
         if let (Some(reporting), Some(target)) = (&self.reporting, reported)
             && !judged.decision.failures.is_empty()
         {
@@ -308,6 +300,15 @@ impl Admission {
                 impact: judged.impact,
             });
         }
+        let elapsed = started.elapsed();
+        self.metrics.observe_request(verdict_word, elapsed.as_secs_f64());
+        for (policy, outcome) in verdict::policy_verdicts(&judged.decision) {
+            self.metrics.count_policy(policy, outcome);
+        }
+        if let Some(kind) = judged.failure {
+            self.metrics.count_error(kind.as_str());
+        }
+        stages::mark("metrics");
         if let Some(mut record) = record {
             if let Some(timing) = timing {
                 let stages = stages::take(timing);

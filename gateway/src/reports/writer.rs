@@ -175,7 +175,12 @@ impl ReportWriter {
                 None => self.delete(&scope).await.map(|()| "deleted"),
             };
             match outcome {
-                Ok(result) => self.metrics.count_report_write(result),
+                Ok(result) => {
+                    // Observations only come in between writes (this task takes them): the
+                    // report written is the book's now.
+                    self.book.written(&scope);
+                    self.metrics.count_report_write(result);
+                }
                 Err(error) => {
                     failed += 1;
                     self.metrics.count_report_write("failed");

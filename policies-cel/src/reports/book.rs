@@ -62,6 +62,8 @@ pub struct Entry {
     pub first: DateTime<Utc>,
     pub last: DateTime<Utc>,
     pub count: u64,
+    /// Of `count`, the occurrences not in a report written yet ([`ReportBook::written`]).
+    pub unwritten: u64,
 }
 
 /// A judged request whose decision has failures.
@@ -133,6 +135,7 @@ impl ReportBook {
                     entry.impact = figures(seen.impact);
                     entry.last = entry.last.max(seen.time);
                     entry.count += 1;
+                    entry.unwritten += 1;
                 }
                 None => {
                     if report.len() >= max {
@@ -151,6 +154,7 @@ impl ReportBook {
                             first: seen.time,
                             last: seen.time,
                             count: 1,
+                            unwritten: 1,
                         },
                     );
                 }
@@ -180,21 +184,31 @@ impl ReportBook {
     }
 
     /// Takes in a result read back from a written report (a replica that starts writing adopts
-    /// what the previous writer wrote): a result this book has too counts the occurrences of
-    /// both, since the earlier of the two first times. The report is not made dirty by it.
+    /// what the previous writer wrote): a result this book has too keeps the written count and
+    /// adds what this book saw that was never written, since the earlier of the two first times.
+    /// The report is not made dirty by it.
     pub fn adopt(&mut self, scope: &str, key: ResultKey, entry: Entry) {
         let max = self.max_per_report;
         let report = self.reports.entry(scope.to_owned()).or_default();
         let room = report.len() < max;
         match report.get_mut(&key) {
             Some(own) => {
-                own.count += entry.count;
+                own.count = entry.count + own.unwritten;
                 own.first = own.first.min(entry.first);
             }
             None if room => {
                 report.insert(key, entry);
             }
             None => {}
+        }
+    }
+
+    /// The report of `scope` was written as it is now: its counts are in the API server.
+    pub fn written(&mut self, scope: &str) {
+        if let Some(report) = self.reports.get_mut(scope) {
+            for entry in report.values_mut() {
+                entry.unwritten = 0;
+            }
         }
     }
 
@@ -342,6 +356,34 @@ mod tests {
             (warned.outcome, warned.severity.as_deref()),
             (Outcome::Warn, None)
         );
+    }
+
+    #[test]
+    fn an_adopted_result_counts_what_was_written_and_what_never_was() {
+        let key = |book: &ReportBook| book.results("db").unwrap().keys().next().unwrap().clone();
+        let f = [failure("quorum", &[Action::Audit])];
+        let pg = subject("db", "pg");
+        // A former writer: 3 written, 2 more since.
+        let mut former = ReportBook::new(Duration::hours(1), 10);
+        for s in 0..3 {
+            observe(&mut former, &pg, "op", s, &f);
+        }
+        former.written("db");
+        for s in 3..5 {
+            observe(&mut former, &pg, "op", s, &f);
+        }
+        let mut in_api = former.results("db").unwrap().values().next().unwrap().clone();
+        // Meanwhile another writer wrote 3 + 4 of its own.
+        in_api.count = 7;
+        in_api.unwritten = 0;
+        former.adopt("db", key(&former), in_api.clone());
+        assert_eq!(former.results("db").unwrap().values().next().unwrap().count, 9);
+        // A replica that never wrote adds all it saw.
+        let mut follower = ReportBook::new(Duration::hours(1), 10);
+        observe(&mut follower, &pg, "op", 9, &f);
+        follower.adopt("db", key(&follower), in_api);
+        let entry = follower.results("db").unwrap().values().next().unwrap();
+        assert_eq!((entry.count, entry.first), (8, at(0)));
     }
 
     #[test]

@@ -95,6 +95,7 @@ fn read_result(result: &Value) -> Option<(ResultKey, Entry)> {
         first: time("firstSeen").unwrap_or(last),
         last,
         count: property("count").and_then(|c| c.parse().ok()).unwrap_or(1),
+        unwritten: 0,
     };
     Some((key, entry))
 }
@@ -148,6 +149,7 @@ mod tests {
         report["results"].as_array_mut().unwrap().push(other);
         let mut read = ReportBook::new(Duration::hours(1), 10);
         assert_eq!(adopt(&mut read, &report), 1);
+        book.written("db");
         assert_eq!(read.results("db"), book.results("db"));
         assert!(!read.is_dirty(), "adopted results are already written");
     }

@@ -83,3 +83,80 @@ impl Reporting {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use policies_cel::policy::Action;
+
+    fn observation(actions: &[Action]) -> Observation {
+        Observation {
+            subject: Subject {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: "db".into(),
+                name: "settings".into(),
+            },
+            requester: "system:serviceaccount:db:op".into(),
+            operation: "DELETE".into(),
+            time: Utc::now(),
+            failures: vec![Failure {
+                policy: "keep-settings".into(),
+                binding: None,
+                validation: Some(0),
+                message: "kept".into(),
+                actions: actions.to_vec(),
+            }],
+            severities: vec![None],
+            impact: None,
+        }
+    }
+
+    fn counted(metrics: &Metrics, series: &str) -> String {
+        let text = metrics
+            .encode(
+                &crate::model::LiveModel::new(),
+                &crate::policies::PolicyStore::new(Default::default()),
+            )
+            .unwrap();
+        text.lines()
+            .find(|l| l.starts_with(series))
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[test]
+    fn failures_are_handed_over_without_waiting_and_a_full_queue_is_counted() {
+        let metrics = Arc::new(Metrics::new());
+        let (reports, mut observations) = mpsc::channel(1);
+        let (events, mut notices) = mpsc::channel(1);
+        let reporting = Reporting::new(Some(reports), Some(events), Arc::clone(&metrics));
+        reporting.observe(observation(&[Action::Deny]));
+        // Both queues are full now: the next one is dropped and counted, never awaited.
+        reporting.observe(observation(&[Action::Warn]));
+        // Audit alone makes no Event; a decision without failures, nothing.
+        reporting.observe(Observation {
+            failures: Vec::new(),
+            ..observation(&[Action::Audit])
+        });
+        assert_eq!(
+            observations.try_recv().unwrap().failures[0].actions,
+            [Action::Deny]
+        );
+        assert!(observations.try_recv().is_err());
+        assert_eq!(notices.try_recv().unwrap().reason, events::DENIED);
+        assert!(notices.try_recv().is_err());
+        assert!(
+            counted(
+                &metrics,
+                "suture_gateway_policy_report_writes_total{result=\"dropped\"}"
+            )
+            .ends_with(" 1")
+        );
+        assert!(counted(&metrics, "suture_gateway_events_total{result=\"dropped\"}").ends_with(" 1"));
+        let off = Reporting::new(None, None, metrics);
+        assert!(!off.enabled());
+    }
+}

@@ -99,6 +99,11 @@ pub struct Config {
     #[arg(long, env = "SUTURE_NO_BUILTIN_PACK")]
     pub no_builtin_pack: bool,
 
+    /// The action of every built-in pack policy instead of its own (Deny): Audit (reports and
+    /// metrics only), Warn (the requester sees a warning), or Deny — the audit-first rollout
+    #[arg(long, env = "SUTURE_PACK_ACTION", value_name = "ACTION", value_parser = parse_action)]
+    pub pack_action: Option<policies_cel::policy::Action>,
+
     /// The Kubernetes version whose CEL environment ValidatingAdmissionPolicies compile
     /// against, the cluster's own (1.33 to 1.37; `v1.36.2` reads as 1.36), or `auto`: the API
     /// server's, read at start (live mode). One calling a function of a later version fails to
@@ -257,6 +262,35 @@ pub struct Config {
     #[arg(long, env = "SUTURE_LEDGER_QUEUE", default_value_t = 4096, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub ledger_queue: u32,
 
+    /// Do not write PolicyReports / ClusterPolicyReports (wgpolicyk8s.io/v1alpha2) of Audit, Warn and Deny failures (live mode writes them by default; the CRD must be installed)
+    #[arg(long, env = "SUTURE_NO_POLICY_REPORTS")]
+    pub no_policy_reports: bool,
+
+    /// How long a report result is kept after the request that last produced it
+    #[arg(long, env = "SUTURE_REPORT_WINDOW", default_value = "1h", value_name = "DURATION", value_parser = parse_duration)]
+    pub report_window: Duration,
+
+    /// How long failures are batched before the reports that changed are written (each report at most once per interval)
+    #[arg(long, env = "SUTURE_REPORT_FLUSH", default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    pub report_flush: Duration,
+
+    /// The Lease (in the ledger's namespace) whose holder writes the reports; the other replicas skip
+    #[arg(
+        long,
+        env = "SUTURE_REPORT_LEASE",
+        default_value = "suture-gateway-reports",
+        value_name = "NAME"
+    )]
+    pub report_lease: String,
+
+    /// Do not emit Events (SutureDenied, SutureWarned) on denied or warned objects (live mode emits them by default)
+    #[arg(long, env = "SUTURE_NO_EVENTS")]
+    pub no_events: bool,
+
+    /// How often a repeated Event's count is written at most (its first occurrence is written at once)
+    #[arg(long, env = "SUTURE_EVENT_REFRESH", default_value = "1m", value_name = "DURATION", value_parser = parse_duration)]
+    pub event_refresh: Duration,
+
     /// How often policy files, snapshots and certificates are checked for changes
     #[arg(long, env = "SUTURE_POLL_INTERVAL", default_value = "2s", value_name = "DURATION", value_parser = parse_duration, hide = true)]
     pub poll_interval: Duration,
@@ -283,6 +317,17 @@ Examples:
 
 Durations are written like 500ms, 2s, 1m. Every flag can also be set by the environment variable
 shown beside it; list values in variables are comma-separated.";
+
+/// `Deny`, `Warn` or `Audit` (any case).
+fn parse_action(text: &str) -> Result<policies_cel::policy::Action, String> {
+    use policies_cel::policy::Action;
+    match text.to_ascii_lowercase().as_str() {
+        "deny" => Ok(Action::Deny),
+        "warn" => Ok(Action::Warn),
+        "audit" => Ok(Action::Audit),
+        _ => Err(format!("{text:?} is not an action (Deny, Warn or Audit)")),
+    }
+}
 
 impl Config {
     /// The configuration from the process's arguments and environment (exits on a usage error).
@@ -321,6 +366,16 @@ impl Config {
             .filter(|name| !name.is_empty())
             .unwrap_or_else(|| "gateway".to_owned())
     }
+
+    /// Whether PolicyReports are written: live mode, unless `--no-policy-reports`.
+    pub fn policy_reports(&self) -> bool {
+        !self.offline() && !self.noop && !self.no_policy_reports
+    }
+
+    /// Whether Events are emitted: live mode, unless `--no-events`.
+    pub fn events(&self) -> bool {
+        !self.offline() && !self.noop && !self.no_events
+    }
 }
 
 #[cfg(test)]
@@ -351,6 +406,23 @@ mod tests {
         assert_eq!(config.decision_log, "stdout");
         assert_eq!(config.ledger_flush, Duration::from_millis(250));
         assert_eq!(config.ledger_queue, 4096);
+        assert_eq!(
+            (config.report_window, config.report_flush, config.event_refresh),
+            (
+                Duration::from_secs(3600),
+                Duration::from_secs(10),
+                Duration::from_secs(60)
+            )
+        );
+        assert_eq!(config.report_lease, "suture-gateway-reports");
+        assert_eq!(config.pack_action, None);
+        let audit =
+            Config::try_parse_from(["suture-gateway", "--self-signed", "--pack-action", "audit"]).unwrap();
+        assert_eq!(audit.pack_action, Some(policies_cel::policy::Action::Audit));
+        assert!(
+            Config::try_parse_from(["suture-gateway", "--self-signed", "--pack-action", "block"]).is_err()
+        );
+        assert!(config.policy_reports() && config.events(), "live mode reports");
         assert_eq!(
             config.keep_warm,
             Duration::ZERO,

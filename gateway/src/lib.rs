@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod model;
 pub mod policies;
 pub mod reload;
+pub mod reports;
 pub mod run;
 pub mod series;
 pub mod server;

@@ -79,6 +79,9 @@ pub struct Metrics {
     ledger_records: Gauge,
     ledger_queue_full: Counter,
     ledger_writes: Family<ResultLabels, Counter>,
+    report_writes: Family<ResultLabels, Counter>,
+    report_results: Gauge,
+    events: Family<ResultLabels, Counter>,
     /// Rehearsals of the judged path (`--keep-warm`) judged to their end.
     rehearsals: Counter,
     /// The latency series of the verdicts the gateway answers with, created at start.
@@ -120,6 +123,34 @@ impl Metrics {
         let ledger_queue_full = Counter::default();
         let ledger_writes = Family::<ResultLabels, Counter>::default();
         let rehearsals = Counter::default();
+        let report_writes = Family::<ResultLabels, Counter>::default();
+        let report_results = Gauge::default();
+        let events = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "policy_report_writes",
+            "Policy report writes, by result (applied, deleted, failed; skipped: a batch this replica did not write, another holds the Lease; dropped: an observation that found the writer's queue full)",
+            report_writes.clone(),
+        );
+        for result in ["applied", "deleted", "failed", "skipped", "dropped"] {
+            let _ = report_writes.get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            });
+        }
+        registry.register(
+            "policy_report_results",
+            "Results this replica keeps for the policy reports (every namespace)",
+            report_results.clone(),
+        );
+        registry.register(
+            "events",
+            "Kubernetes Events on denied or warned objects, by result (created; updated: a repeat count written; failed; dropped: the queue or the tracked events were full)",
+            events.clone(),
+        );
+        for result in ["created", "updated", "failed", "dropped"] {
+            let _ = events.get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            });
+        }
         registry.register(
             "rehearsals",
             "Rehearsals of the last judged request while the judged path was idle (--keep-warm): each one request's warm work, nothing recorded",
@@ -250,6 +281,9 @@ impl Metrics {
             ledger_records,
             ledger_queue_full,
             ledger_writes,
+            report_writes,
+            report_results,
+            events,
             rehearsals,
             latency_by_verdict,
             decision_series: Resolved::default(),
@@ -259,6 +293,30 @@ impl Metrics {
     /// Exports the figures of `ledger` (set once, at start).
     pub fn attach_ledger(&self, ledger: std::sync::Arc<crate::ledger::SharedLedger>) {
         let _ = self.ledger.set(ledger);
+    }
+
+    /// One policy report write (or skip, or dropped observation), by result.
+    pub fn count_report_write(&self, result: &str) {
+        self.report_writes
+            .get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            })
+            .inc();
+    }
+
+    /// The results kept for the policy reports now.
+    pub fn set_report_results(&self, results: usize) {
+        self.report_results
+            .set(i64::try_from(results).unwrap_or(i64::MAX));
+    }
+
+    /// One Event written (or failed, or dropped), by result.
+    pub fn count_event(&self, result: &str) {
+        self.events
+            .get_or_create(&ResultLabels {
+                result: result.to_owned(),
+            })
+            .inc();
     }
 
     /// One answered request (`allowed`, `denied` or `invalid`).

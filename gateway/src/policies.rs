@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use policies_cel::policy::{EvalOptions, LoadError, Loader, PolicySet};
+use policies_cel::policy::{Action, EvalOptions, LoadError, Loader, PolicySet};
 use policies_cel::{KubernetesVersion, pack};
 
 use crate::admission::plans::Plans;
@@ -22,6 +22,8 @@ use crate::admission::plans::Plans;
 pub struct PolicySources {
     /// Include the built-in safety pack.
     pub builtin_pack: bool,
+    /// The action every pack policy takes instead of its own (`--pack-action`).
+    pub pack_action: Option<Action>,
     /// The Kubernetes version whose CEL environment every policy compiles against.
     pub kubernetes_version: KubernetesVersion,
     /// Policy files or directories, loaded in order.
@@ -61,6 +63,9 @@ impl PolicySources {
         }
         let mut set = loader.finish()?;
         set.options = self.options;
+        if let Some(action) = self.pack_action {
+            pack::set_action(&mut set, action);
+        }
         Ok(set)
     }
 }
@@ -310,5 +315,12 @@ spec:
         let set = sources.build().unwrap();
         assert_eq!(set.policies.len(), pack::files().len());
         assert!(!set.implicit_bindings);
+        let audited = PolicySources {
+            builtin_pack: true,
+            pack_action: Some(Action::Audit),
+            ..PolicySources::default()
+        };
+        let set = audited.build().unwrap();
+        assert!(set.policies.iter().all(|p| p.actions == [Action::Audit]));
     }
 }

@@ -186,6 +186,10 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
     spawn_until(&background, Arc::clone(&resolver).watch(config.poll_interval));
 
     let mut ledger_wake = None;
+    // PolicyReports and Events (live mode): the handler's queues, their writers start with the
+    // other watches.
+    let (report_queue, report_observations) = queue(config.policy_reports(), REPORT_QUEUE);
+    let (event_queue, event_notices) = queue(config.events(), EVENT_QUEUE);
     let (model, store, policies, webhook_server, decision_log) = if config.noop {
         let model = Arc::new(LiveModel::ready_with(ClusterModel::new()));
         let store = Arc::new(PolicyStore::new(PolicySet::default()));
@@ -241,7 +245,8 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
                 max_model_age: config.max_model_age,
                 inline_cost: config.inline_cost,
             },
-            log.enabled(),
+            // The impact's summary is kept for the decision log and the reports' figures.
+            log.enabled() || report_queue.is_some(),
             hooks.before_evaluate.clone(),
         );
         let admission = Arc::new(
@@ -255,7 +260,12 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
             )
             // The times are written with the decision: without a decision log, nothing to time.
             .with_stage_timings(config.stage_timings && log.enabled())
-            .with_keep_warm(config.keep_warm, config.keep_warm_for),
+            .with_keep_warm(config.keep_warm, config.keep_warm_for)
+            .with_reporting(crate::reports::Reporting::new(
+                report_queue.clone(),
+                event_queue.clone(),
+                Arc::clone(&metrics),
+            )),
         );
         if !config.keep_warm.is_zero() {
             spawn_until(
@@ -298,6 +308,11 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
                 Arc::clone(&model),
                 Arc::clone(reloader),
                 ledger_wake,
+                Reporters {
+                    observations: report_observations,
+                    notices: event_notices,
+                    metrics: Arc::clone(&metrics),
+                },
             )
             .await?;
         }
@@ -333,6 +348,37 @@ pub async fn start(config: Config, hooks: Hooks) -> anyhow::Result<Running> {
         shutdown,
         servers,
     })
+}
+
+/// Observations waiting for the report writer at most; beyond, they are dropped and counted
+/// (`suture_gateway_policy_report_writes_total{result="dropped"}`).
+const REPORT_QUEUE: usize = 4096;
+/// Events waiting for the Event writer at most; beyond, dropped and counted.
+const EVENT_QUEUE: usize = 1024;
+/// How long the reports' Lease is held without a renewal (renewed every third of it).
+const REPORT_LEASE_DURATION: Duration = Duration::from_secs(15);
+
+/// A bounded queue when `on`.
+fn queue<T>(
+    on: bool,
+    capacity: usize,
+) -> (
+    Option<tokio::sync::mpsc::Sender<T>>,
+    Option<tokio::sync::mpsc::Receiver<T>>,
+) {
+    if on {
+        let (sender, receiver) = tokio::sync::mpsc::channel(capacity);
+        (Some(sender), Some(receiver))
+    } else {
+        (None, None)
+    }
+}
+
+/// The receiving ends of the handler's report and Event queues.
+struct Reporters {
+    observations: Option<tokio::sync::mpsc::Receiver<crate::reports::Observation>>,
+    notices: Option<tokio::sync::mpsc::Receiver<crate::reports::events::Notice>>,
+    metrics: Arc<Metrics>,
 }
 
 /// Rehearses the judged path whenever it was idle for its `--keep-warm` period, and sleeps
@@ -388,6 +434,7 @@ async fn load_policies(config: &Config) -> anyhow::Result<PolicyReloader> {
     tracing::info!(%kubernetes_version, "policies compile for this Kubernetes version's CEL environment");
     let sources = PolicySources {
         builtin_pack: !config.no_builtin_pack,
+        pack_action: config.pack_action,
         kubernetes_version,
         paths: config.policies.clone(),
         params_paths: config.params.clone(),
@@ -480,6 +527,7 @@ async fn start_live(
     model: Arc<LiveModel>,
     reloader: Arc<PolicyReloader>,
     ledger: Option<(Arc<SharedLedger>, tokio::sync::mpsc::Receiver<()>)>,
+    reporters: Reporters,
 ) -> anyhow::Result<()> {
     let client = crate::live::client(config.kubeconfig.clone(), config.context.clone())
         .await
@@ -504,6 +552,7 @@ async fn start_live(
         };
         spawn_until(background, writer.run(wake));
     }
+    start_reporters(config, background, &client, reporters);
     if let Some(selector) = &config.cluster_policy_selector {
         check_policy_selector(&client, selector).await?;
     }
@@ -521,4 +570,42 @@ async fn start_live(
         }
     });
     Ok(())
+}
+
+/// The PolicyReport writer and its Lease, and the Event writer, on their queues.
+fn start_reporters(
+    config: &Config,
+    background: &CancellationToken,
+    client: &kube::Client,
+    reporters: Reporters,
+) {
+    use crate::reports::{events::EventWriter, lease::Elector, writer};
+    let identity = config.ledger_identity();
+    if let Some(observations) = reporters.observations {
+        let namespace = config.ledger_namespace();
+        tracing::info!(lease = %config.report_lease, %namespace, window = ?config.report_window,
+            flush = ?config.report_flush, "policy reports: written by the holder of the Lease");
+        let elector = Elector::new(
+            kube::Api::namespaced(client.clone(), &namespace),
+            &config.report_lease,
+            &identity,
+            REPORT_LEASE_DURATION,
+        );
+        let leading = elector.leading();
+        spawn_until(background, elector.run());
+        let window = chrono::Duration::from_std(config.report_window).unwrap_or(chrono::Duration::MAX);
+        let book = policies_cel::reports::ReportBook::new(window, writer::MAX_RESULTS);
+        let writer = writer::ReportWriter::new(
+            client.clone(),
+            book,
+            config.report_flush,
+            leading,
+            Arc::clone(&reporters.metrics),
+        );
+        spawn_until(background, writer.run(observations));
+    }
+    if let Some(notices) = reporters.notices {
+        let writer = EventWriter::new(client.clone(), &identity, config.event_refresh, reporters.metrics);
+        spawn_until(background, writer.run(notices));
+    }
 }

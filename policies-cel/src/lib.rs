@@ -17,6 +17,7 @@ pub mod lint;
 pub mod operators;
 pub mod pack;
 pub mod policy;
+pub mod reports;
 pub mod stages;
 
 pub use cel::{KubernetesVersion, VersionError};

@@ -95,6 +95,8 @@ fn every_document_reads_back_into_its_type() {
         "ClusterRoleBinding",
         "Role",
         "RoleBinding",
+        "ClusterRole",
+        "ClusterRoleBinding",
     ];
     let default = kinds(&manifests(&[]));
     let with = |middle: &[&str]| -> Vec<String> {
@@ -547,13 +549,13 @@ fn output_dir_writes_one_file_per_object() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     files.sort();
-    assert_eq!(files.len(), 17, "{files:?}");
+    assert_eq!(files.len(), 19, "{files:?}");
     assert_eq!(files[0], "00-namespace.yaml");
     let joined: String = files
         .iter()
         .map(|f| std::fs::read_to_string(dir.path().join(f)).unwrap())
         .collect();
-    assert_eq!(parse_stream(&joined).unwrap().len(), 17);
+    assert_eq!(parse_stream(&joined).unwrap().len(), 19);
 }
 
 /// The gateway container's arguments in a render with `args`.
@@ -622,4 +624,89 @@ fn bad_flags_are_usage_errors() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(out.stdout.is_empty(), "{args:?} printed manifests");
     }
+}
+
+#[test]
+fn the_gateway_may_write_its_reports_and_the_wg_policy_crds_are_rendered_on_request() {
+    let crds = |manifests: &[Manifest]| -> Vec<String> {
+        manifests
+            .iter()
+            .filter_map(|m| match m {
+                Manifest::CustomResourceDefinition(crd) => crd.metadata.name.clone(),
+                _ => None,
+            })
+            .collect()
+    };
+    let default = manifests(&[]);
+    assert!(
+        !crds(&default).iter().any(|n| n.ends_with(".wgpolicyk8s.io")),
+        "off by default"
+    );
+    let with = crds(&manifests(&["--policy-report-crds"]));
+    assert!(
+        with.contains(&"policyreports.wgpolicyk8s.io".to_owned()),
+        "{with:?}"
+    );
+    assert!(
+        with.contains(&"clusterpolicyreports.wgpolicyk8s.io".to_owned()),
+        "{with:?}"
+    );
+
+    let rules = |name: &str| -> Vec<(String, String, Vec<String>)> {
+        let rules = default
+            .iter()
+            .find_map(|m| match m {
+                Manifest::ClusterRole(r) if r.metadata.name.as_deref() == Some(name) => r.rules.clone(),
+                Manifest::Role(r) if r.metadata.name.as_deref() == Some(name) => r.rules.clone(),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no role {name}"));
+        rules
+            .into_iter()
+            .flat_map(|rule| {
+                let groups = rule.api_groups.unwrap_or_default();
+                let resources = rule.resources.unwrap_or_default();
+                groups
+                    .into_iter()
+                    .flat_map(move |g| resources.clone().into_iter().map(move |r| (g.clone(), r)))
+                    .map(move |(g, r)| (g, r, rule.verbs.clone()))
+            })
+            .collect()
+    };
+    let reports = rules("suture-gateway-reports");
+    let verbs = |group: &str, resource: &str| {
+        reports
+            .iter()
+            .find(|(g, r, _)| g == group && r == resource)
+            .map(|(_, _, v)| v.clone())
+            .unwrap_or_default()
+    };
+    for resource in ["policyreports", "clusterpolicyreports"] {
+        for verb in ["get", "list", "create", "patch", "delete"] {
+            assert!(
+                verbs("wgpolicyk8s.io", resource).contains(&verb.to_owned()),
+                "{resource} {verb}"
+            );
+        }
+    }
+    assert_eq!(verbs("events.k8s.io", "events"), ["create", "patch"]);
+    let ledger = rules("suture-gateway-ledger");
+    assert!(
+        ledger
+            .iter()
+            .any(|(g, r, v)| g == "coordination.k8s.io" && r == "leases" && v.contains(&"update".to_owned())),
+        "{ledger:?}"
+    );
+}
+
+#[test]
+fn the_pack_action_reaches_the_gateway() {
+    assert!(!gateway_args(&[]).iter().any(|a| a.starts_with("--pack-action")));
+    let args = gateway_args(&["--pack-action", "Audit"]);
+    assert!(args.contains(&"--pack-action=Audit".to_owned()), "{args:?}");
+    let out = suture()
+        .args(["install", "--pack-action", "Block"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

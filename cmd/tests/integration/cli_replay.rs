@@ -362,3 +362,63 @@ fn a_later_request_sees_an_earlier_admitted_deletion() {
         "{finding}"
     );
 }
+
+/// `-o policyreport`: the reports the gateway would have written for the hot loop, with an
+/// Audit-first policy beside the pack (`testdata/reports/audit-disruption.yaml`, severity
+/// medium): one result per policy × rule × object × requester, the repeats counted (the
+/// credentials loop's 35 refusals are one result), dry runs left out.
+#[test]
+fn policy_reports_of_a_hot_loop_match_the_golden_file() {
+    let out = replay_log(
+        HOT_LOOP,
+        &[
+            "--policies",
+            "builtin",
+            "--policies",
+            "testdata/reports/audit-disruption.yaml",
+            "-o",
+            "policyreport",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "denials exit 1: {}", stderr(&out));
+    let text = stdout(&out);
+    let reports: Vec<serde_json::Value> = text
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect();
+    let kinds: Vec<(&str, &str)> = reports
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["metadata"]["namespace"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("PolicyReport", "coordination"),
+            ("PolicyReport", "cred"),
+            ("PolicyReport", "mq")
+        ]
+    );
+    let cred = &reports[1]["results"][0];
+    assert_eq!(cred["properties"]["count"], "35");
+    assert_eq!(cred["policy"], "suture-disruption-rate");
+    let dry_run = text.contains("rabbit-server-1");
+    assert!(!dry_run, "the dry-run delete of rabbit-server-1 is left out");
+    insta::assert_snapshot!("replay_policyreport_hot_loop", text);
+}
+
+#[test]
+fn an_unknown_output_names_policyreport_among_the_formats() {
+    let out = replay_log(HOT_LOOP, &["-o", "table"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("choose from text, json, yaml, jsonpath, policyreport"),
+        "{}",
+        stderr(&out)
+    );
+}

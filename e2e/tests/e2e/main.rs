@@ -19,6 +19,7 @@ mod partition;
 mod plugin;
 mod pod_security;
 mod policies;
+mod policy_reports;
 mod reality;
 mod service_ports;
 mod soak;
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
     tests.extend(plugin::TESTS);
     tests.extend(faults::TESTS);
     tests.extend(ledger::TESTS);
+    tests.extend(policy_reports::TESTS);
     tests.extend(kept_warm::TESTS);
     tests.extend(reality::TESTS);
     tests.extend(soak::TESTS);

@@ -21,6 +21,7 @@ use crate::decision_log::{DecisionLog, DecisionRecord, ResourceRef, StageTime, n
 use crate::guard::SelfProtection;
 use crate::metrics::Metrics;
 use crate::policies::PolicyStore;
+use crate::reports::{Observation, Reporting};
 
 /// Everything the webhook needs to judge requests.
 #[derive(Debug)]
@@ -36,6 +37,8 @@ pub struct Admission {
     stage_timings: bool,
     /// The last judged bodies, rehearsed while the path is idle (`--keep-warm`).
     rehearsal: Rehearsal,
+    /// Where failures go for PolicyReports and Events (none: off).
+    reporting: Option<Reporting>,
 }
 
 impl Admission {
@@ -57,7 +60,15 @@ impl Admission {
             intake,
             stage_timings: false,
             rehearsal: Rehearsal::off(),
+            reporting: None,
         }
+    }
+
+    /// Hands the failures of judged requests to the PolicyReport and Event writers.
+    #[must_use]
+    pub fn with_reporting(mut self, reporting: Reporting) -> Self {
+        self.reporting = Some(reporting).filter(Reporting::enabled);
+        self
     }
 
     /// Times each request's stages, written with its decision (`policies_cel::stages`).
@@ -224,6 +235,7 @@ impl Admission {
         let unnamed = unnamed_target(&source);
         let record = self.log.enabled().then(|| record_of(light, unnamed.as_deref()));
         let uid = light.uid.clone();
+        let mut reported: Option<Target> = None;
         let judged = if let Some(message) = self.self_protection(light, unnamed.as_deref()) {
             self_protection(message)
         } else {
@@ -241,6 +253,13 @@ impl Admission {
                     subresource: light.sub_resource.as_deref().unwrap_or_default(),
                 };
                 self.rehearsal.judged(body, kind);
+                // Who asked for what, kept only when failures are reported (the request moves
+                // into the evaluation).
+                reported = self
+                    .reporting
+                    .as_ref()
+                    .filter(|_| !light.dry_run)
+                    .map(|_| target_of(light, unnamed.as_deref()));
                 let judged = self.evaluator.judge(&enforced, &plan, source).await;
                 stages::mark("evaluation end");
                 judged
@@ -253,6 +272,34 @@ impl Admission {
         } else {
             "denied"
         };
+        // Before the request's time is taken: its latency includes handing over its failures.
+        if let (Some(reporting), Some(target)) = (&self.reporting, reported)
+            && !judged.decision.failures.is_empty()
+        {
+            let enforced = self.policies.enforced();
+            let severity = |policy: &str| {
+                enforced
+                    .set
+                    .policies
+                    .iter()
+                    .find(|p| p.name == policy)
+                    .and_then(|p| p.severity.clone())
+            };
+            reporting.observe(Observation {
+                severities: judged
+                    .decision
+                    .failures
+                    .iter()
+                    .map(|f| severity(&f.policy))
+                    .collect(),
+                failures: judged.decision.failures.clone(),
+                subject: target.subject,
+                requester: target.requester,
+                operation: target.operation,
+                time: chrono::Utc::now(),
+                impact: judged.impact,
+            });
+        }
         let elapsed = started.elapsed();
         self.metrics.observe_request(verdict_word, elapsed.as_secs_f64());
         for (policy, outcome) in verdict::policy_verdicts(&judged.decision) {
@@ -296,6 +343,21 @@ fn unnamed_target(source: &Source) -> Option<String> {
         .is_empty()
         .then(|| source.target_name().into_owned())
         .filter(|name| !name.is_empty())
+}
+
+/// The object and requester of a request whose failures are reported.
+struct Target {
+    subject: policies_cel::reports::Subject,
+    requester: String,
+    operation: String,
+}
+
+fn target_of(admission: &Light, unnamed: Option<&str>) -> Target {
+    Target {
+        subject: policies_cel::reports::Subject::of(admission, unnamed.unwrap_or(&admission.name)),
+        requester: admission.user_info.username.clone().unwrap_or_default(),
+        operation: prefilter::operation_name(admission).to_owned(),
+    }
 }
 
 /// A request's own fields, without its objects: what self-protection and the pre-filter read.

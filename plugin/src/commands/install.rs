@@ -20,6 +20,17 @@ pub enum FailurePolicyArg {
     Ignore,
 }
 
+/// The built-in pack's action in the gateway, as the flag reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PackActionArg {
+    #[value(name = "Audit")]
+    Audit,
+    #[value(name = "Warn")]
+    Warn,
+    #[value(name = "Deny")]
+    Deny,
+}
+
 /// Arguments of `kubectl suture install`.
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
@@ -106,6 +117,18 @@ pub struct InstallArgs {
     /// gateway's, 1m]
     #[arg(long, value_name = "DURATION", value_parser = parse_period)]
     pub keep_warm_for: Option<Period>,
+
+    /// The action of every built-in pack policy: Audit (PolicyReports and metrics only), Warn
+    /// (operators see a warning), or Deny (the pack's own) — the audit-first rollout
+    /// (docs/rollout.md)
+    #[arg(long, value_enum, value_name = "ACTION")]
+    pub pack_action: Option<PackActionArg>,
+
+    /// Also render the wg-policy PolicyReport and ClusterPolicyReport CRDs (wgpolicyk8s.io/v1alpha2)
+    /// the gateway writes its reports into; leave off where Kyverno, Kubewarden or Policy
+    /// Reporter installed them
+    #[arg(long)]
+    pub policy_report_crds: bool,
 
     /// Write one file per object into DIR instead of one stream to stdout
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
@@ -313,6 +336,15 @@ pub fn options(args: &InstallArgs) -> Result<InstallOptions, Failure> {
         webhook_url: args.webhook_url.clone(),
         keep_warm,
         keep_warm_for,
+        policy_report_crds: args.policy_report_crds,
+        pack_action: args.pack_action.map(|action| {
+            match action {
+                PackActionArg::Audit => "Audit",
+                PackActionArg::Warn => "Warn",
+                PackActionArg::Deny => "Deny",
+            }
+            .to_owned()
+        }),
     })
 }
 

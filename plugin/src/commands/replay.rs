@@ -10,9 +10,13 @@ use crate::commands::check::parse_policy_source;
 use crate::exit::{Exit, Failure, OrExit};
 use crate::output::{self, Output};
 use crate::policies::{PolicySource, TargetVersion};
-use crate::replay::replay;
+use crate::replay::tally::Tally;
+use crate::replay::{self, replay, replay_with_reports};
 use crate::style::Style;
 use crate::{cluster, input, policies, report};
+use policies_cel::PolicySet;
+use policies_cel::cluster::ClusterModel;
+use policies_cel::reports::ReportBook;
 
 /// Arguments of `kubectl suture replay`.
 #[derive(Debug, Args)]
@@ -46,9 +50,33 @@ pub struct ReplayArgs {
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
 
-    /// Output format: text, json, yaml, or jsonpath=TEMPLATE (e.g. jsonpath='{.byPolicy}')
-    #[arg(short = 'o', long = "output", default_value = "text", value_parser = output::parser(&["text", "json", "yaml", "jsonpath"]))]
-    pub output: Output,
+    /// Output format: text, json, yaml, jsonpath=TEMPLATE (e.g. jsonpath='{.byPolicy}'), or
+    /// policyreport (the wgpolicyk8s.io/v1alpha2 PolicyReports the gateway would have written,
+    /// as a YAML stream)
+    #[arg(short = 'o', long = "output", default_value = "text", value_parser = parse_output)]
+    pub output: ReplayOutput,
+}
+
+/// `replay -o`: a report format, or the PolicyReports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplayOutput {
+    Report(Output),
+    PolicyReport,
+}
+
+fn parse_output(value: &str) -> Result<ReplayOutput, String> {
+    const FORMATS: [&str; 4] = ["text", "json", "yaml", "jsonpath"];
+    if value == "policyreport" {
+        return Ok(ReplayOutput::PolicyReport);
+    }
+    output::parser(&FORMATS)(value)
+        .map(ReplayOutput::Report)
+        .map_err(|_| {
+            format!(
+                "unknown output format {value:?} (choose from {}, policyreport)",
+                FORMATS.join(", ")
+            )
+        })
 }
 
 const HELP: &str = "\
@@ -58,6 +86,10 @@ Examples:
 
   # Your own policies, every finding, as JSON for a dashboard
   kubectl suture replay --audit-log audit.log --policies policies/ --cluster snapshot/ -o json
+
+  # What the gateway would have reported: PolicyReports (named suture-replay) for Policy Reporter
+  kubectl suture replay --audit-log audit.log --cluster snapshot/ -o policyreport \
+    | kubectl apply --server-side -f -
 
 The log needs the Request or RequestResponse level for the resources you judge (objects come
 from the request and response bodies); the objects before updates and deletes come from the
@@ -81,12 +113,13 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
     };
     let set = policies::load(&args.policies, &args.params, args.target.kubernetes_version)?;
     let model = cluster::load_model(&args.cluster, &set.profiles)?;
-    let tally = if input::is_stdin(&args.audit_log) {
-        replay(&name, std::io::stdin().lock(), &set, model)
+    let reporting = args.output == ReplayOutput::PolicyReport;
+    let (tally, book) = if input::is_stdin(&args.audit_log) {
+        judge(&name, std::io::stdin().lock(), &set, model, reporting)
     } else {
         let file = std::fs::File::open(&args.audit_log)
             .map_err(|e| Failure::usage(anyhow::anyhow!("cannot read {name}: {e}")))?;
-        replay(&name, BufReader::new(file), &set, model)
+        judge(&name, BufReader::new(file), &set, model, reporting)
     }
     .or_exit(Exit::Usage)?;
     for bad in tally.bad_lines.iter().take(5) {
@@ -101,15 +134,21 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
             tally.bad_lines.len() - 5
         );
     }
-    let text = match output::render(&args.output, &tally)
-        .map_err(anyhow::Error::msg)
-        .or_exit(Exit::Failure)?
-    {
-        Some(text) => text,
-        None => {
-            let show = if args.verbose { usize::MAX } else { args.show };
-            report::replay::text(&tally, &name, show, style)
-        }
+    let text = match (&args.output, book) {
+        (ReplayOutput::PolicyReport, Some(book)) => replay::reports::yaml(&book)
+            .map_err(anyhow::Error::from)
+            .or_exit(Exit::Failure)?,
+        (ReplayOutput::Report(format), _) => match output::render(format, &tally)
+            .map_err(anyhow::Error::msg)
+            .or_exit(Exit::Failure)?
+        {
+            Some(text) => text,
+            None => {
+                let show = if args.verbose { usize::MAX } else { args.show };
+                report::replay::text(&tally, &name, show, style)
+            }
+        },
+        (ReplayOutput::PolicyReport, None) => String::new(),
     };
     print!("{text}");
     Ok(if tally.denied == 0 {
@@ -117,4 +156,19 @@ pub fn run(args: &ReplayArgs, style: Style) -> Result<Exit, Failure> {
     } else {
         Exit::Failure
     })
+}
+
+/// Replays `log`, gathering PolicyReports when `reporting`.
+fn judge(
+    name: &str,
+    log: impl std::io::BufRead,
+    set: &PolicySet,
+    model: ClusterModel,
+    reporting: bool,
+) -> Result<(Tally, Option<ReportBook>), replay::ReplayError> {
+    if reporting {
+        replay_with_reports(name, log, set, model).map(|(tally, book)| (tally, Some(book)))
+    } else {
+        replay(name, log, set, model).map(|tally| (tally, None))
+    }
 }

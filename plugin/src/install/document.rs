@@ -14,6 +14,8 @@ pub enum InstallError {
     },
     #[error("could not generate the self-signed certificate")]
     Certificate(#[from] rcgen::Error),
+    #[error("could not build the wg-policy report definitions")]
+    ReportDefinitions(#[from] serde_json::Error),
 }
 
 /// One rendered object.

@@ -44,8 +44,24 @@ their names and key names only: the gateway drops their values on arrival and ne
 
 pub const CLUSTER_ROLE_BINDING: &str = "Grants the read-only ClusterRole to the gateway's ServiceAccount.";
 pub const LEDGER_ROLE: &str = "Lets the gateway write its shard of the shared ledger of admitted disruption (the `history` \
-variable): one ConfigMap per replica, labelled suture.dev/ledger=shard, in this namespace only.";
+variable): one ConfigMap per replica, labelled suture.dev/ledger=shard, in this namespace only; and \
+hold the Lease (suture-gateway-reports) whose holder writes the policy reports.";
 pub const LEDGER_ROLE_BINDING: &str = "Grants the ledger Role to the gateway's ServiceAccount.";
+
+pub const REPORTS_ROLE: &str = "Lets the gateway write what it reports: its PolicyReport `suture` in each namespace and its \
+ClusterPolicyReport `suture` (wgpolicyk8s.io/v1alpha2: Audit, Warn and Deny failures, read by \
+`kubectl get policyreports -A` and Policy Reporter), and Events (SutureDenied, SutureWarned) on the \
+objects concerned. Nothing else is written outside the gateway's namespace.";
+pub const REPORTS_ROLE_BINDING: &str = "Grants the reports ClusterRole to the gateway's ServiceAccount.";
+
+/// A wg-policy CustomResourceDefinition (`--policy-report-crds`).
+pub fn policy_report_crd(kind: &str) -> String {
+    format!(
+        "{kind}: the wg-policy report kind (wgpolicyk8s.io/v1alpha2) the gateway writes its results into. \
+Rendered because of --policy-report-crds: leave that flag off where Kyverno, Kubewarden or Policy \
+Reporter already installed it."
+    )
+}
 
 pub const SECRET: &str = "\
 The serving certificate (tls.crt, tls.key) and the CA kube-apiserver trusts (ca.crt, also in

@@ -8,6 +8,7 @@ mod headers;
 pub mod names;
 mod options;
 mod parse;
+mod policy_reports;
 mod rbac;
 pub mod tls;
 mod webhook;
@@ -41,6 +42,18 @@ pub fn render(options: &InstallOptions) -> Result<Vec<Document>, InstallError> {
             &crd,
         )?);
     }
+    if options.policy_report_crds {
+        let crds = policy_reports::crds().map_err(InstallError::from)?;
+        for crd in crds {
+            let kind = crd.spec.names.kind.clone();
+            documents.push(Document::of(
+                &format!("01-crd-{}.yaml", crd.spec.names.plural),
+                "CustomResourceDefinition",
+                &headers::policy_report_crd(&kind),
+                &crd,
+            )?);
+        }
+    }
     documents.extend([
         Document::of(
             "02-serviceaccount.yaml",
@@ -71,6 +84,18 @@ pub fn render(options: &InstallOptions) -> Result<Vec<Document>, InstallError> {
             "RoleBinding",
             headers::LEDGER_ROLE_BINDING,
             &rbac::ledger_role_binding(options),
+        )?,
+        Document::of(
+            "04-reports-clusterrole.yaml",
+            "ClusterRole",
+            headers::REPORTS_ROLE,
+            &rbac::reports_cluster_role(),
+        )?,
+        Document::of(
+            "04-reports-clusterrolebinding.yaml",
+            "ClusterRoleBinding",
+            headers::REPORTS_ROLE_BINDING,
+            &rbac::reports_cluster_role_binding(options),
         )?,
     ]);
     match &options.tls {

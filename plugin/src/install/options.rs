@@ -97,6 +97,12 @@ pub struct InstallOptions {
     /// How long after the last judged request it goes on rehearsing (`--keep-warm-for`). None:
     /// the gateway's default.
     pub keep_warm_for: Option<String>,
+    /// Render the wg-policy PolicyReport and ClusterPolicyReport CRDs (off: the cluster has them
+    /// from Kyverno, Kubewarden or Policy Reporter, or the gateway's reports are not wanted).
+    pub policy_report_crds: bool,
+    /// The action of every built-in pack policy in the gateway (`--pack-action`: Audit, Warn or
+    /// Deny). None: the pack's own (Deny).
+    pub pack_action: Option<String>,
 }
 
 /// An HTTPS URL kube-apiserver can call a webhook at: `https://host[:port][/path]`, with no user
@@ -177,6 +183,8 @@ impl Default for InstallOptions {
             webhook_url: None,
             keep_warm: Some(DEFAULT_KEEP_WARM.to_owned()),
             keep_warm_for: None,
+            policy_report_crds: false,
+            pack_action: None,
         }
     }
 }

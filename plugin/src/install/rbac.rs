@@ -1,7 +1,8 @@
 //! The Namespace, the gateway's ServiceAccount, its read-only ClusterRole and binding (get, list
 //! and watch on exactly the kinds its model projects and the policies it loads), and the Role
-//! and binding that let it write its shard of the shared ledger: ConfigMaps in its own
-//! namespace only.
+//! and binding that let it write its shard of the shared ledger (ConfigMaps in its own
+//! namespace only) and hold the reports' Lease, and the ClusterRole and binding that let it
+//! write PolicyReports and Events.
 
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
@@ -133,13 +134,72 @@ pub const LEDGER_ROLE: &str = "suture-gateway-ledger";
 pub fn ledger_role(options: &InstallOptions) -> Role {
     Role {
         metadata: meta(LEDGER_ROLE, Some(&options.namespace)),
-        rules: Some(vec![PolicyRule {
-            api_groups: Some(vec![String::new()]),
-            resources: Some(vec!["configmaps".to_owned()]),
-            verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-                .map(str::to_owned)
-                .to_vec(),
-            ..PolicyRule::default()
+        rules: Some(vec![
+            PolicyRule {
+                api_groups: Some(vec![String::new()]),
+                resources: Some(vec!["configmaps".to_owned()]),
+                verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+                    .map(str::to_owned)
+                    .to_vec(),
+                ..PolicyRule::default()
+            },
+            // The Lease whose holder writes the policy reports (`--report-lease`).
+            PolicyRule {
+                api_groups: Some(vec!["coordination.k8s.io".to_owned()]),
+                resources: Some(vec!["leases".to_owned()]),
+                verbs: ["get", "create", "update"].map(str::to_owned).to_vec(),
+                ..PolicyRule::default()
+            },
+        ]),
+    }
+}
+
+/// The name of the ClusterRole (and binding) for the reports and Events.
+pub const REPORTS_ROLE: &str = "suture-gateway-reports";
+
+/// Writing what the gateway reports: its PolicyReport in each namespace and its
+/// ClusterPolicyReport (applied, read back when a replica takes over, deleted when empty), and
+/// Events on denied or warned objects (created, their counts patched).
+pub fn reports_cluster_role() -> ClusterRole {
+    ClusterRole {
+        metadata: meta(REPORTS_ROLE, None),
+        rules: Some(vec![
+            PolicyRule {
+                api_groups: Some(vec!["wgpolicyk8s.io".to_owned()]),
+                resources: Some(vec![
+                    "policyreports".to_owned(),
+                    "clusterpolicyreports".to_owned(),
+                ]),
+                verbs: ["get", "list", "create", "patch", "delete"]
+                    .map(str::to_owned)
+                    .to_vec(),
+                ..PolicyRule::default()
+            },
+            PolicyRule {
+                api_groups: Some(vec!["events.k8s.io".to_owned()]),
+                resources: Some(vec!["events".to_owned()]),
+                verbs: ["create", "patch"].map(str::to_owned).to_vec(),
+                ..PolicyRule::default()
+            },
+        ]),
+        ..ClusterRole::default()
+    }
+}
+
+/// Binds the reports ClusterRole to the gateway's ServiceAccount.
+pub fn reports_cluster_role_binding(options: &InstallOptions) -> ClusterRoleBinding {
+    ClusterRoleBinding {
+        metadata: meta(REPORTS_ROLE, None),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "ClusterRole".to_owned(),
+            name: REPORTS_ROLE.to_owned(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: names::GATEWAY.to_owned(),
+            namespace: Some(options.namespace.clone()),
+            ..Subject::default()
         }]),
     }
 }

@@ -48,6 +48,9 @@ pub fn args(options: &InstallOptions) -> Vec<String> {
             .iter()
             .map(|user| format!("--protect-allow-user={user}")),
     );
+    if let Some(action) = &options.pack_action {
+        args.push(format!("--pack-action={action}"));
+    }
     if let Some(period) = &options.keep_warm {
         args.push(format!("--keep-warm={period}"));
         if let Some(window) = &options.keep_warm_for {

@@ -12,6 +12,7 @@
 pub mod apply;
 pub mod event;
 pub mod rebuild;
+pub mod reports;
 pub mod tally;
 
 use std::io::BufRead;
@@ -19,6 +20,7 @@ use std::io::BufRead;
 use chrono::{DateTime, Utc};
 use policies_cel::cluster::ClusterModel;
 use policies_cel::history::{Ledger, record_decision};
+use policies_cel::reports::ReportBook;
 use policies_cel::{Decision, EvalContext, PolicySet, Request, evaluate_in};
 
 use crate::replay::event::Event;
@@ -59,6 +61,8 @@ struct Timeline<'a> {
     /// Record into the ledger (only when some policy reads `history`).
     records: bool,
     now: Option<DateTime<Utc>>,
+    /// The reports the failures go into (`-o policyreport`).
+    reports: Option<ReportBook>,
 }
 
 /// Replays every event of `log` (named `name` in messages), starting from `model` (the snapshot)
@@ -70,6 +74,27 @@ pub fn replay(
     set: &PolicySet,
     model: ClusterModel,
 ) -> Result<Tally, ReplayError> {
+    run(name, log, set, model, None).map(|(tally, _)| tally)
+}
+
+/// [`replay`], with the failures also gathered into PolicyReports ([`reports`]).
+pub fn replay_with_reports(
+    name: &str,
+    log: impl BufRead,
+    set: &PolicySet,
+    model: ClusterModel,
+) -> Result<(Tally, ReportBook), ReplayError> {
+    run(name, log, set, model, Some(reports::book()))
+        .map(|(tally, book)| (tally, book.unwrap_or_else(reports::book)))
+}
+
+fn run(
+    name: &str,
+    log: impl BufRead,
+    set: &PolicySet,
+    model: ClusterModel,
+    reports: Option<ReportBook>,
+) -> Result<(Tally, Option<ReportBook>), ReplayError> {
     let mut tally = Tally::default();
     let mut timeline = Timeline {
         set,
@@ -77,6 +102,7 @@ pub fn replay(
         ledger: Ledger::default(),
         records: set.uses_history(),
         now: None,
+        reports,
     };
     for (index, line) in log.lines().enumerate() {
         let line = line.map_err(|source| ReplayError::Read {
@@ -103,7 +129,7 @@ pub fn replay(
             message: first.message.clone(),
         });
     }
-    Ok(tally)
+    Ok((tally, timeline.reports))
 }
 
 fn parse(line: &str) -> Result<Event, String> {
@@ -153,6 +179,9 @@ impl Timeline<'_> {
             self.now,
             self.records,
         );
+        if let Some(book) = &mut self.reports {
+            reports::observe(book, self.set, event, &request, &decision);
+        }
         tally.record(event, &request, &decision);
     }
 }

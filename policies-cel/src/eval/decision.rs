@@ -22,6 +22,20 @@ pub struct Denial {
     pub reason: String,
 }
 
+/// A failed validation (or a policy that failed as a whole under failurePolicy Fail) and the
+/// actions it went through: one per policy, binding and validation, whatever the actions. What
+/// reports built from decisions read (PolicyReports, Events); the JSON contracts carry the same
+/// facts as denials, warnings and audit annotations, so it is not serialized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub policy: String,
+    pub binding: Option<String>,
+    /// Index of the validation in the policy; `None` when the policy failed as a whole.
+    pub validation: Option<usize>,
+    pub message: String,
+    pub actions: Vec<Action>,
+}
+
 /// What became of one policy (through one binding) for this request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "camelCase")]
@@ -66,6 +80,9 @@ pub struct Decision {
     /// The impact estimate, when a policy read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub impact: Option<crate::impact::Impact>,
+    /// Every failure, in order, with its actions (see [`Failure`]).
+    #[serde(skip)]
+    pub failures: Vec<Failure>,
 }
 
 impl Decision {

@@ -22,7 +22,7 @@ mod trial;
 mod wire;
 mod wire_review;
 
-pub use decision::{Decision, Denial, Outcome, PolicyResult};
+pub use decision::{Decision, Denial, Failure, Outcome, PolicyResult};
 pub(crate) use request::Objects;
 pub use request::{Request, RequestError, operation_name};
 pub use trial::Trial;
@@ -516,6 +516,13 @@ fn apply_actions(
     actions: &[Action],
     violation: &Violation,
 ) {
+    verdict.decision.failures.push(Failure {
+        policy: policy.name.clone(),
+        binding: binding.map(|b| b.name.clone()),
+        validation: violation.validation,
+        message: violation.message.clone(),
+        actions: actions.to_vec(),
+    });
     for action in actions {
         match action {
             Action::Deny => verdict.decision.denials.push(denial(policy, binding, violation)),

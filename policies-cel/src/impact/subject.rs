@@ -25,7 +25,7 @@ pub(crate) struct Subject<'a> {
 }
 
 /// The kind of a built-in resource, by its plural.
-fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
+pub(crate) fn builtin_kind(group: &str, resource: &str) -> Option<&'static str> {
     Some(match (group, resource) {
         ("", "pods") => "Pod",
         ("", "services") => "Service",

@@ -10,7 +10,7 @@ pub mod params;
 use std::sync::OnceLock;
 
 use crate::cel::KubernetesVersion;
-use crate::policy::{LoadError, Loader, PolicySet};
+use crate::policy::{Action, LoadError, Loader, Policy, PolicySet};
 
 /// The pack's files as (name, YAML text), in a fixed order.
 const FILES: &[(&str, &str)] = &[
@@ -84,4 +84,53 @@ pub fn builtin_loader_at(version: KubernetesVersion) -> Result<Loader, LoadError
         |loader, (name, text)| loader.add_str(name, text),
     )?;
     Ok(compiled.get_or_init(|| loader).clone())
+}
+
+/// True when `policy` is one of the pack's (loaded from its embedded files).
+pub fn is_pack_policy(policy: &Policy) -> bool {
+    FILES.iter().any(|(name, _)| policy.source.file == *name)
+}
+
+/// Gives every pack policy of `set` the one action `action`, whatever its file says: how a team
+/// runs the pack in Audit, then Warn, then Deny (`suture-gateway --pack-action`). The other
+/// policies keep theirs.
+pub fn set_action(set: &mut PolicySet, action: Action) {
+    for policy in &mut set.policies {
+        if is_pack_policy(policy) && policy.actions != [action] {
+            let mut changed = (**policy).clone();
+            changed.actions = vec![action];
+            *policy = std::sync::Arc::new(changed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod action_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_pack_runs_in_audit_and_other_policies_keep_their_action() {
+        let own = "apiVersion: suture.dev/v1alpha1\nkind: SafetyPolicy\nmetadata: {name: own}\nspec:\n  validations: [{expression: 'true'}]\n";
+        let mut set = builtin_loader()
+            .unwrap()
+            .add_str("own.yaml", own)
+            .unwrap()
+            .finish()
+            .unwrap();
+        set_action(&mut set, Action::Audit);
+        for policy in &set.policies {
+            let expected = if policy.name == "own" {
+                Action::Deny
+            } else {
+                Action::Audit
+            };
+            assert_eq!(policy.actions, [expected], "{}", policy.name);
+        }
+        assert_eq!(
+            set.policies.iter().filter(|p| is_pack_policy(p)).count(),
+            files().len()
+        );
+    }
 }

@@ -15,6 +15,7 @@ pub(crate) mod path;
 pub(crate) mod read;
 pub mod safety;
 mod scalar;
+pub mod severity;
 mod source;
 pub mod vap;
 

@@ -113,6 +113,9 @@ pub struct Policy {
     pub impact_fields: ImpactFields,
     /// SafetyPolicy only: the escape-hatch annotation (see `SafetyPolicySpec::allow_annotation`).
     pub allow_annotation: Option<String>,
+    /// The severity it declares for reports (`suture.dev/severity`: critical, high, medium,
+    /// low or info).
+    pub severity: Option<String>,
 }
 
 /// How a binding selects params (`paramRef`).

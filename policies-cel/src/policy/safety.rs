@@ -189,6 +189,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
     let object: SafetyPolicy = ctx.decode(value, report)?;
     let errors_before = report.errors.len();
     let name = required_name(ctx, object.metadata.name.as_ref(), report);
+    let severity = crate::policy::severity::declared(ctx, object.metadata.annotations.as_ref(), report);
     let spec_at = FieldPath::root().key("spec");
     let spec = object.spec;
 
@@ -260,6 +261,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         uses_impact: body.uses_impact,
         impact_fields: body.impact_fields,
         allow_annotation: spec.allow_annotation,
+        severity,
     })
 }
 

@@ -21,6 +21,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
     let vap: ValidatingAdmissionPolicy = ctx.decode(value, report)?;
     let errors_before = report.errors.len();
     let name = required_name(ctx, vap.metadata.name.as_ref(), report);
+    let severity = crate::policy::severity::declared(ctx, vap.metadata.annotations.as_ref(), report);
     let spec_at = FieldPath::root().key("spec");
     let Some(spec) = vap.spec else {
         report
@@ -76,6 +77,7 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         uses_impact: body.uses_impact,
         impact_fields: body.impact_fields,
         allow_annotation: None,
+        severity,
     })
 }
 

@@ -48,6 +48,7 @@ fn policy(name: &str, kind: PolicyKind, validations: Vec<Validation>) -> Policy 
         uses_impact: false,
         impact_fields: ImpactFields::NONE,
         allow_annotation: None,
+        severity: None,
     }
 }
 

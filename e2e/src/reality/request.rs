@@ -87,6 +87,12 @@ pub const CRON_JOB: Kind = Kind::new("batch", "v1", "CronJob", "cronjobs");
 pub const ENDPOINTS: Kind = Kind::new("", "v1", "Endpoints", "endpoints");
 pub const ENDPOINT_SLICE: Kind = Kind::new("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices");
 pub const PDB: Kind = Kind::new("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets");
+pub const HPA: Kind = Kind::new(
+    "autoscaling",
+    "v2",
+    "HorizontalPodAutoscaler",
+    "horizontalpodautoscalers",
+);
 pub const NAMESPACE: Kind = Kind::new("", "v1", "Namespace", "namespaces").cluster();
 pub const NODE: Kind = Kind::new("", "v1", "Node", "nodes").cluster();
 pub const VOLUME: Kind = Kind::new("", "v1", "PersistentVolume", "persistentvolumes").cluster();
@@ -131,6 +137,7 @@ pub const MODEL_KINDS: &[Kind] = &[
     JOB,
     CRON_JOB,
     PDB,
+    HPA,
     CRD,
 ];
 

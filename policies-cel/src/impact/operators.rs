@@ -42,7 +42,9 @@ pub(crate) fn apply(view: &dyn ClusterView, subject: &Subject, profiles: &Profil
     match subject.operation {
         "DELETE" | "CREATE" => on_object(view, subject, profiles, effects),
         "UPDATE" => {
-            if profiles.has_update_rules() && subject.sub_resource.is_empty() {
+            if subject.sub_resource.is_empty()
+                && profiles.may_react_to_update(&subject.key.group, &subject.key.kind)
+            {
                 on_object(view, subject, profiles, effects);
             }
             intents(view, subject, profiles, effects);

@@ -32,6 +32,8 @@ pub struct Profiles {
     kept: KeptFields,
     /// True when a profile has a rule set off by an UPDATE: otherwise an UPDATE reads nothing.
     updates: bool,
+    /// True when a pattern profile has one: then an UPDATE of any kind reads its finalizers.
+    pattern_updates: bool,
 }
 
 impl Profiles {
@@ -52,15 +54,16 @@ impl Profiles {
                 .push(Arc::clone(profile));
         }
         let kept = KeptFields::of(profiles.iter().map(|p| &**p));
-        let updates = profiles
-            .iter()
-            .any(|p| p.deletion.iter().any(|r| r.operations.contains(&"UPDATE")));
+        let reacts = |p: &Arc<Profile>| p.deletion.iter().any(|r| r.operations.contains(&"UPDATE"));
+        let updates = profiles.iter().any(reacts);
+        let pattern_updates = patterns.iter().any(reacts);
         Self {
             all: Arc::new(profiles),
             by_kind: Arc::new(by_kind),
             patterns: Arc::new(patterns),
             kept,
             updates,
+            pattern_updates,
         }
     }
 
@@ -119,9 +122,11 @@ impl Profiles {
         self.all.is_empty()
     }
 
-    /// True when a profile of the set has a rule an UPDATE sets off.
-    pub fn has_update_rules(&self) -> bool {
-        self.updates
+    /// True when an UPDATE of `group`/`kind` may set off a profile's rule: a profile of the kind
+    /// declares one, or a pattern profile does (it applies by the object's finalizers). An
+    /// UPDATE of any other kind reads nothing of its object for the profiles.
+    pub fn may_react_to_update(&self, group: &str, kind: &str) -> bool {
+        self.pattern_updates || self.declares_updates(group, kind)
     }
 
     /// True when a profile of exactly `group`/`kind` has a rule an UPDATE sets off: what the

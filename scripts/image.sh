@@ -93,6 +93,7 @@ buildah config \
   --os linux --arch amd64 \
   --entrypoint '["/usr/local/bin/suture-gateway"]' --cmd '' \
   --user 65532:65532 --workingdir / \
+  --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   --port 8443/tcp --port 8080/tcp \
   --stop-signal SIGTERM \
   --label org.opencontainers.image.source=https://github.com/suture-dev/suture \

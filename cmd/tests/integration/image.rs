@@ -86,6 +86,52 @@ fn layer_listing(archive: &Path) -> String {
     stdout(&listing)
 }
 
+/// Mode, owner, size and path of each line of `tar -tv`.
+fn listing_without_times(listing: &str) -> Vec<String> {
+    let mut lines: Vec<String> = listing
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            format!("{} {} {} {}", fields[0], fields[1], fields[2], fields[5..].join(" "))
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Builds the Dockerfile's last stage with buildah, its `build` stage replaced by one holding
+/// the root filesystem scripts/image-rootfs.sh assembles from this test's binary; returns the
+/// image as a docker-archive. `revision` is the one scripts/image.sh labelled its image with.
+fn dockerfile_build(work: &Path, image: &str, revision: &str) -> PathBuf {
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    let last_stage = dockerfile.rfind("\nFROM scratch").expect("the Dockerfile's last stage is FROM scratch");
+    assert!(
+        dockerfile.contains("RUN scripts/image-rootfs.sh --binary /src/suture-gateway --rootfs /rootfs"),
+        "the Dockerfile's build stage assembles /rootfs with scripts/image-rootfs.sh"
+    );
+    let context = work.join("dockerfile-context");
+    std::fs::create_dir(&context).unwrap();
+    run(Command::new("bash")
+        .arg(root().join("scripts/image-rootfs.sh"))
+        .arg("--binary")
+        .arg(assert_cmd::cargo::cargo_bin("suture-gateway"))
+        .arg("--rootfs")
+        .arg(context.join("rootfs")));
+    let stand_in = "FROM scratch AS build\nCOPY rootfs /rootfs\n";
+    std::fs::write(context.join("Dockerfile"), format!("{stand_in}{}", &dockerfile[last_stage..])).unwrap();
+    run(Command::new("buildah")
+        .args(["bud", "--quiet", "--format", "oci", "--layers=false"])
+        .arg(format!("--build-arg=REVISION={revision}"))
+        .args(["-t", image, "-f"])
+        .arg(context.join("Dockerfile"))
+        .arg(&context));
+    let archive = work.join("dockerfile.docker.tar");
+    run(Command::new("buildah")
+        .args(["push", "--quiet", image])
+        .arg(format!("docker-archive:{}:{image}", archive.display())));
+    archive
+}
+
 fn deployment(manifests: &[Manifest]) -> &k8s::apps::v1::Deployment {
     manifests
         .iter()
@@ -230,6 +276,27 @@ fn the_image_runs_the_installed_container_as_rendered() {
         let revision = labels["org.opencontainers.image.revision"].as_str().unwrap();
         assert!(revision.starts_with(stdout(&head).trim()), "{revision}");
     }
+
+    // The Dockerfile's image stage, built with buildah on the same root filesystem (its build
+    // stage, a Rust toolchain image, cannot be pulled here): the same layout and configuration.
+    let dockerfile_image = format!("{}-dockerfile", cleanup.image);
+    let _cleanup_dockerfile = Cleanup {
+        container: format!("{}-dockerfile", cleanup.container),
+        image: dockerfile_image.clone(),
+    };
+    let revision = config["Labels"]["org.opencontainers.image.revision"].as_str().unwrap();
+    let from_dockerfile = dockerfile_build(work.path(), &dockerfile_image, revision);
+    let inspect_dockerfile = run(podman().args(["image", "inspect", &dockerfile_image]));
+    let inspect_dockerfile: Value = serde_json::from_slice(&inspect_dockerfile.stdout).unwrap();
+    let comparable = |config: &Value| {
+        let mut config = config.clone();
+        let labels = config["Labels"].as_object_mut().unwrap();
+        labels.remove("org.opencontainers.image.created");
+        labels.remove("io.buildah.version");
+        config
+    };
+    assert_eq!(comparable(&inspect_dockerfile[0]["Config"]), comparable(config));
+    assert_eq!(listing_without_times(&layer_listing(&from_dockerfile)), listing_without_times(&listing));
 
     // The pod as `kubectl suture install` renders it.
     let rendered = suture()

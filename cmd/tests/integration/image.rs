@@ -92,7 +92,13 @@ fn listing_without_times(listing: &str) -> Vec<String> {
         .lines()
         .map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            format!("{} {} {} {}", fields[0], fields[1], fields[2], fields[5..].join(" "))
+            format!(
+                "{} {} {} {}",
+                fields[0],
+                fields[1],
+                fields[2],
+                fields[5..].join(" ")
+            )
         })
         .collect();
     lines.sort();
@@ -104,7 +110,9 @@ fn listing_without_times(listing: &str) -> Vec<String> {
 /// image as a docker-archive. `revision` is the one scripts/image.sh labelled its image with.
 fn dockerfile_build(work: &Path, image: &str, revision: &str) -> PathBuf {
     let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
-    let last_stage = dockerfile.rfind("\nFROM scratch").expect("the Dockerfile's last stage is FROM scratch");
+    let last_stage = dockerfile
+        .rfind("\nFROM scratch")
+        .expect("the Dockerfile's last stage is FROM scratch");
     assert!(
         dockerfile.contains("RUN scripts/image-rootfs.sh --binary /src/suture-gateway --rootfs /rootfs"),
         "the Dockerfile's build stage assembles /rootfs with scripts/image-rootfs.sh"
@@ -118,7 +126,11 @@ fn dockerfile_build(work: &Path, image: &str, revision: &str) -> PathBuf {
         .arg("--rootfs")
         .arg(context.join("rootfs")));
     let stand_in = "FROM scratch AS build\nCOPY rootfs /rootfs\n";
-    std::fs::write(context.join("Dockerfile"), format!("{stand_in}{}", &dockerfile[last_stage..])).unwrap();
+    std::fs::write(
+        context.join("Dockerfile"),
+        format!("{stand_in}{}", &dockerfile[last_stage..]),
+    )
+    .unwrap();
     run(Command::new("buildah")
         .args(["bud", "--quiet", "--format", "oci", "--layers=false"])
         .arg(format!("--build-arg=REVISION={revision}"))
@@ -226,7 +238,10 @@ fn the_image_runs_the_installed_container_as_rendered() {
         .args(["--image", &cleanup.image]));
     eprintln!("image built in {:?}", started.elapsed());
     let version = format!("v{}", env!("CARGO_PKG_VERSION"));
-    let archive = |kind: &str| work.path().join(format!("suture-gateway_{version}_linux_amd64.{kind}.tar"));
+    let archive = |kind: &str| {
+        work.path()
+            .join(format!("suture-gateway_{version}_linux_amd64.{kind}.tar"))
+    };
     let (oci, docker) = (archive("oci"), archive("docker"));
     assert_eq!(
         stdout(&built).lines().collect::<Vec<_>>(),
@@ -243,7 +258,9 @@ fn the_image_runs_the_installed_container_as_rendered() {
         "tmp/",
     ] {
         assert!(
-            listing.lines().any(|l| l.ends_with(&format!(" {path}")) || l.ends_with(&format!(" ./{path}"))),
+            listing
+                .lines()
+                .any(|l| l.ends_with(&format!(" {path}")) || l.ends_with(&format!(" ./{path}"))),
             "{path} missing from the layer:\n{listing}"
         );
     }
@@ -264,14 +281,20 @@ fn the_image_runs_the_installed_container_as_rendered() {
     let inspect: Value = serde_json::from_slice(&inspect.stdout).unwrap();
     let config = &inspect[0]["Config"];
     assert_eq!(config["User"], "65532:65532");
-    assert_eq!(config["Entrypoint"], serde_json::json!(["/usr/local/bin/suture-gateway"]));
+    assert_eq!(
+        config["Entrypoint"],
+        serde_json::json!(["/usr/local/bin/suture-gateway"])
+    );
     let labels = &config["Labels"];
     assert_eq!(labels["org.opencontainers.image.version"], version.as_str());
     assert_eq!(
         labels["org.opencontainers.image.source"],
         "https://github.com/suture-dev/suture"
     );
-    let head = Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root()).output();
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(root())
+        .output();
     if let Some(head) = head.ok().filter(|out| out.status.success()) {
         let revision = labels["org.opencontainers.image.revision"].as_str().unwrap();
         assert!(revision.starts_with(stdout(&head).trim()), "{revision}");
@@ -284,7 +307,9 @@ fn the_image_runs_the_installed_container_as_rendered() {
         container: format!("{}-dockerfile", cleanup.container),
         image: dockerfile_image.clone(),
     };
-    let revision = config["Labels"]["org.opencontainers.image.revision"].as_str().unwrap();
+    let revision = config["Labels"]["org.opencontainers.image.revision"]
+        .as_str()
+        .unwrap();
     let from_dockerfile = dockerfile_build(work.path(), &dockerfile_image, revision);
     let inspect_dockerfile = run(podman().args(["image", "inspect", &dockerfile_image]));
     let inspect_dockerfile: Value = serde_json::from_slice(&inspect_dockerfile.stdout).unwrap();
@@ -296,7 +321,10 @@ fn the_image_runs_the_installed_container_as_rendered() {
         config
     };
     assert_eq!(comparable(&inspect_dockerfile[0]["Config"]), comparable(config));
-    assert_eq!(listing_without_times(&layer_listing(&from_dockerfile)), listing_without_times(&listing));
+    assert_eq!(
+        listing_without_times(&layer_listing(&from_dockerfile)),
+        listing_without_times(&listing)
+    );
 
     // The pod as `kubectl suture install` renders it.
     let rendered = suture()
@@ -322,8 +350,16 @@ fn the_image_runs_the_installed_container_as_rendered() {
     let ca = work.path().join("ca.crt");
     std::fs::write(&ca, secret_file(&manifests, "ca.crt")).unwrap();
 
-    let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--name".into(), cleanup.container.clone()];
-    args.extend(["--ulimit=nofile=20000:20000".into(), "--ulimit=nproc=32768:32768".into()]);
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "-d".into(),
+        "--name".into(),
+        cleanup.container.clone(),
+    ];
+    args.extend([
+        "--ulimit=nofile=20000:20000".into(),
+        "--ulimit=nproc=32768:32768".into(),
+    ]);
     args.extend(security_flags(&pod));
     let namespace = deployment.metadata.namespace.clone().unwrap();
     args.extend([
@@ -361,7 +397,11 @@ fn the_image_runs_the_installed_container_as_rendered() {
 
     // Health, then readiness.
     loop {
-        let out = curl().arg("-f").arg(format!("http://{metrics}/healthz")).output().unwrap();
+        let out = curl()
+            .arg("-f")
+            .arg(format!("http://{metrics}/healthz"))
+            .output()
+            .unwrap();
         if out.status.success() {
             assert_eq!(stdout(&out).trim(), "ok");
             break;
@@ -407,11 +447,15 @@ fn the_image_runs_the_installed_container_as_rendered() {
     let pid = stdout(&inspect).trim().to_owned();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     assert_eq!(
-        status_field(&status, "Uid:").split_whitespace().collect::<Vec<_>>(),
+        status_field(&status, "Uid:")
+            .split_whitespace()
+            .collect::<Vec<_>>(),
         ["65532"; 4]
     );
     assert_eq!(
-        status_field(&status, "Gid:").split_whitespace().collect::<Vec<_>>(),
+        status_field(&status, "Gid:")
+            .split_whitespace()
+            .collect::<Vec<_>>(),
         ["65532"; 4]
     );
     assert_eq!(status_field(&status, "CapEff:"), "0000000000000000");
@@ -435,8 +479,14 @@ fn the_image_runs_the_installed_container_as_rendered() {
     eprintln!("stopped {:?} after SIGTERM", stopping.elapsed());
     let logs = run(podman().args(["logs", &cleanup.container]));
     let (out, err) = (stdout(&logs), stderr(&logs));
-    assert!(err.contains("draining in-flight requests") && err.contains("stopped"), "{err}");
-    assert!(!err.contains('\u{1b}'), "colour codes in a log that is no terminal:\n{err}");
+    assert!(
+        err.contains("draining in-flight requests") && err.contains("stopped"),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "colour codes in a log that is no terminal:\n{err}"
+    );
     // The decision log on stdout (--decision-log=stdout) records the denial.
     let decision = out
         .lines()
@@ -455,6 +505,12 @@ fn the_install_names_the_image_the_release_builds() {
     let built = stdout(&out).trim().to_owned();
     let rendered = suture().arg("install").output().unwrap();
     let manifests = parse_stream(&stdout(&rendered)).unwrap();
-    let pod = deployment(&manifests).spec.clone().unwrap().template.spec.unwrap();
+    let pod = deployment(&manifests)
+        .spec
+        .clone()
+        .unwrap()
+        .template
+        .spec
+        .unwrap();
     assert_eq!(pod.containers[0].image.as_deref(), Some(built.as_str()));
 }

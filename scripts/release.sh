@@ -7,8 +7,8 @@
 #   suture-gateway_<v>_linux_amd64.oci.tar       the gateway's image (scripts/image.sh), named
 #   suture-gateway_<v>_linux_amd64.docker.tar    ghcr.io/suture-dev/suture-gateway:<v>, the image
 #                                                `kubectl suture install` renders by default
-#   suture_<v>.cdx.json                          the SBOM: CycloneDX JSON of the shipped binaries'
-#                                                dependency tree (cargo cyclonedx)
+#   kubectl-suture_<v>.cdx.json,                 the SBOMs: CycloneDX 1.5 JSON of each shipped
+#   suture-gateway_<v>.cdx.json                  binary's dependency tree (cargo cyclonedx)
 #   SHA256SUMS                                   `sha256sum -c SHA256SUMS` checks all of the above
 # Before building, `cargo deny check licenses bans sources` (deny.toml) must pass; its advisories
 # check needs the RustSec database (a network fetch): it is run too, and said plainly when it
@@ -121,10 +121,13 @@ for platform in $platforms; do
     if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
       echo "skipped $platform: Rust target $target is not installed (rustup target add $target)" >&2; failed=1; continue
     fi
-    if ! cargo build --release --locked --bin kubectl-suture --target "$target"; then
+    # The host's own target builds into target/release, beside the gateway's build for the image.
+    target_args=(--target "$target"); target_dir="$target/release"
+    if [ "$target" = "$(rustc -vV | sed -n 's/^host: //p')" ]; then target_args=(); target_dir=release; fi
+    if ! cargo build --release --locked -p suture-cmd --bin kubectl-suture "${target_args[@]}"; then
       echo "skipped $platform: the build for $target failed (a linker for it?)" >&2; failed=1; continue
     fi
-    bin="${CARGO_TARGET_DIR:-target}/$target/release/kubectl-suture"
+    bin="${CARGO_TARGET_DIR:-target}/$target_dir/kubectl-suture"
   fi
   stage="$(mktemp -d)"
   cp "$bin" "$stage/kubectl-suture"
@@ -157,13 +160,16 @@ if [ "$sbom" = 1 ]; then
     echo "release.sh: cargo-cyclonedx is needed for the SBOM (cargo install cargo-cyclonedx --locked), or --no-sbom" >&2
     exit 1
   fi
-  # The dependency tree of suture-cmd, the package both shipped binaries come from, as built
-  # for Linux (what the image holds; the krew archives' other platforms differ only in
-  # platform-specific crates).
+  # One SBOM per shipped binary, each the dependency tree it is built from for Linux (what the
+  # image holds; the krew archives of other platforms differ only in platform-specific crates).
+  # cargo-cyclonedx writes <binary>_bin.cdx.json beside each package's Cargo.toml.
   cargo cyclonedx --manifest-path cmd/Cargo.toml --format json --spec-version 1.5 \
-    --target x86_64-unknown-linux-gnu --override-filename suture.cdx >&2
-  mv cmd/suture.cdx.json "$out/suture_${version}.cdx.json"
-  artefacts+=("suture_${version}.cdx.json")
+    --describe binaries --target x86_64-unknown-linux-gnu --quiet >&2
+  for bin in kubectl-suture suture-gateway; do
+    mv "cmd/${bin}_bin.cdx.json" "$out/${bin}_${version}.cdx.json"
+    artefacts+=("${bin}_${version}.cdx.json")
+  done
+  rm -f ./*/*_bin.cdx.json
 fi
 
 (cd "$out" && sha256sum_ "${artefacts[@]}" > SHA256SUMS)

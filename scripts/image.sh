@@ -25,6 +25,8 @@
 #                   the image `kubectl suture install` names)
 #   --no-archives   only build the image into the local storage
 #   --print-ref     print the image's name (as --image would set it) and exit
+#   --epoch SECONDS file times and the creation time (default: SOURCE_DATE_EPOCH, else the
+#                   commit's time)
 # CARGO_TARGET_DIR is honoured. Needs buildah (Debian: apt-get install buildah).
 set -euo pipefail
 
@@ -36,6 +38,7 @@ out=dist
 image=""
 archives=1
 print_ref=0
+epoch=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="$2"; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --image) image="$2"; shift 2 ;;
     --no-archives) archives=0; shift ;;
     --print-ref) print_ref=1; shift ;;
+    --epoch) epoch="$2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "image.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -58,8 +62,9 @@ revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
 if [ "$revision" != unknown ] && [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   revision="$revision-dirty"
 fi
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)}
-created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+# Not exported: build scripts (cc's) rerun when SOURCE_DATE_EPOCH changes, rebuilding C code.
+epoch=${epoch:-${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)}}
+created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 
 if [ -z "$binary" ]; then
@@ -85,7 +90,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-scripts/image-rootfs.sh --binary "$binary" --rootfs "$work/rootfs"
+SOURCE_DATE_EPOCH=$epoch scripts/image-rootfs.sh --binary "$binary" --rootfs "$work/rootfs"
 
 ctr=$(buildah from --format oci scratch)
 buildah copy --quiet --chown 0:0 "$ctr" "$work/rootfs/" / >/dev/null
@@ -104,7 +109,7 @@ buildah config \
   --label "org.opencontainers.image.description=Suture's validating admission webhook: judges operator requests by their impact" \
   --label org.opencontainers.image.licenses=Apache-2.0 \
   "$ctr"
-id=$(buildah commit --quiet --timestamp "$SOURCE_DATE_EPOCH" --rm "$ctr" "$image")
+id=$(buildah commit --quiet --timestamp "$epoch" --rm "$ctr" "$image")
 ctr=""
 echo "built $image ($id) from $binary, revision $revision" >&2
 

@@ -87,7 +87,8 @@ sha256sum_() {
 }
 sha256() { sha256sum_ "$1" | cut -d' ' -f1; }
 # File times in the archives and the image: the commit's, so that a rebuild is byte-identical.
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+# Not exported to cargo: build scripts (cc's) rerun when SOURCE_DATE_EPOCH changes.
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 
 failed=0
 if [ "$deny" = 1 ]; then
@@ -133,7 +134,7 @@ for platform in $platforms; do
   cp "$bin" "$stage/kubectl-suture"
   cp README.md "$stage/README.md"
   # Reproducible: the same binary and README give the same archive.
-  tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+  tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
     -cf - kubectl-suture README.md | gzip -n > "$out/$archive"
   rm -rf "$stage"
   sum="$(sha256 "$out/$archive")"
@@ -152,7 +153,7 @@ artefacts+=(krew-manifest.yaml)
 if [ "$image" = 1 ]; then
   args=(--out "$out")
   if [ -n "$gateway_binary" ]; then args+=(--binary "$gateway_binary"); elif [ "$pgo" = 1 ]; then args+=(--pgo); fi
-  while read -r path; do artefacts+=("$(basename "$path")"); done < <(scripts/image.sh "${args[@]}")
+  while read -r path; do artefacts+=("$(basename "$path")"); done < <(scripts/image.sh --epoch "$epoch" "${args[@]}")
 fi
 
 if [ "$sbom" = 1 ]; then
@@ -163,7 +164,7 @@ if [ "$sbom" = 1 ]; then
   # One SBOM per shipped binary, each the dependency tree it is built from for Linux (what the
   # image holds; the krew archives of other platforms differ only in platform-specific crates).
   # cargo-cyclonedx writes <binary>_bin.cdx.json beside each package's Cargo.toml.
-  cargo cyclonedx --manifest-path cmd/Cargo.toml --format json --spec-version 1.5 \
+  SOURCE_DATE_EPOCH=$epoch cargo cyclonedx --manifest-path cmd/Cargo.toml --format json --spec-version 1.5 \
     --describe binaries --target x86_64-unknown-linux-gnu --quiet >&2
   for bin in kubectl-suture suture-gateway; do
     mv "cmd/${bin}_bin.cdx.json" "$out/${bin}_${version}.cdx.json"

@@ -117,7 +117,12 @@ if [ "$archives" = 1 ]; then
   mkdir -p "$out"
   base="$out/suture-gateway_${version}_linux_amd64"
   rm -f "$base.oci.tar" "$base.docker.tar"
-  buildah push --quiet "$image" "oci-archive:$base.oci.tar:$image" >/dev/null
+  buildah push --quiet "$image" "oci-archive:$work/oci.tar:$image" >/dev/null
+  # buildah stamps the archive's own entries with the time of writing: repack them with the
+  # epoch, so the archive (not only the image digest inside it) is the same on a rebuild.
+  mkdir "$work/oci" && tar -C "$work/oci" -xf "$work/oci.tar"
+  tar -C "$work/oci" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
+    -cf "$base.oci.tar" oci-layout index.json blobs
   buildah push --quiet "$image" "docker-archive:$base.docker.tar:$image" >/dev/null
   echo "$base.oci.tar"
   echo "$base.docker.tar"

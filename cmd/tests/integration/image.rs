@@ -326,6 +326,28 @@ fn the_image_runs_the_installed_container_as_rendered() {
         listing_without_times(&listing)
     );
 
+    // What a user does with the archives: load them (`podman load` reads both, as `kind load
+    // image-archive` and `ctr images import` do). The container below runs the docker-archive's.
+    for archive in [&oci, &docker] {
+        run(podman().args(["rmi", "-f", &cleanup.image]));
+        let loaded = run(podman().arg("load").arg("-i").arg(archive));
+        assert!(stdout(&loaded).contains(&cleanup.image), "{}", stdout(&loaded));
+        let loaded = run(podman().args(["image", "inspect", &cleanup.image]));
+        let loaded: Value = serde_json::from_slice(&loaded.stdout).unwrap();
+        assert_eq!(
+            loaded[0]["Config"]["User"],
+            "65532:65532",
+            "{}",
+            archive.display()
+        );
+        assert_eq!(
+            loaded[0]["Config"]["Labels"],
+            config["Labels"],
+            "{}",
+            archive.display()
+        );
+    }
+
     // The pod as `kubectl suture install` renders it.
     let rendered = suture()
         .args(["install", "--service-account", "ns/operator", "--self-signed"])

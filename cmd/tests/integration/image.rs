@@ -1,5 +1,5 @@
 //! The gateway's container image (`scripts/image.sh`), built with buildah from this test's own
-//! (debug) `suture-gateway` and run with podman as `kubectl suture install` renders the pod: the
+//! (debug) `suture-gateway` (or `SUTURE_IMAGE_BINARY`'s) and run with podman as `kubectl suture install` renders the pod: the
 //! rendered arguments, user, read-only root filesystem, dropped capabilities, no privilege
 //! escalation, the rendered TLS Secret mounted where the Deployment mounts it. Offline: the
 //! arguments gain `--cluster` (a recorded scene, mounted read-only), as no API server is here.
@@ -26,6 +26,14 @@ use crate::common::{root, stderr, stdout, suture};
 const SCENE: &str = "database";
 /// Denied on the database scene by the built-in pack (gateway/tests/fixtures/expected-responses.json).
 const REVIEW: &str = "statefulset-update-scale-down.json";
+
+/// The gateway the image is built from: this test's own build, or `SUTURE_IMAGE_BINARY` (a
+/// release, PGO or static musl build, to test the image a release ships).
+fn gateway_binary() -> PathBuf {
+    std::env::var_os("SUTURE_IMAGE_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("suture-gateway"))
+}
 
 fn missing_tools() -> Vec<&'static str> {
     ["buildah", "podman", "runc", "curl"]
@@ -122,7 +130,7 @@ fn dockerfile_build(work: &Path, image: &str, revision: &str) -> PathBuf {
     run(Command::new("bash")
         .arg(root().join("scripts/image-rootfs.sh"))
         .arg("--binary")
-        .arg(assert_cmd::cargo::cargo_bin("suture-gateway"))
+        .arg(gateway_binary())
         .arg("--rootfs")
         .arg(context.join("rootfs")));
     let stand_in = "FROM scratch AS build\nCOPY rootfs /rootfs\n";
@@ -232,7 +240,7 @@ fn the_image_runs_the_installed_container_as_rendered() {
     let built = run(Command::new("bash")
         .arg(root().join("scripts/image.sh"))
         .arg("--binary")
-        .arg(assert_cmd::cargo::cargo_bin("suture-gateway"))
+        .arg(gateway_binary())
         .arg("--out")
         .arg(work.path())
         .args(["--image", &cleanup.image]));

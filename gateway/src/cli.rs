@@ -1,6 +1,8 @@
-//! The `suture-gateway` binary's body: parse the command line, set up logging to stderr, run the
-//! gateway on a multi-threaded runtime, map errors to exit codes (2 usage, 1 failure).
+//! The `suture-gateway` binary's body: parse the command line, set up logging to stderr (colour
+//! only on a terminal: a container's log is a file), run the gateway on a multi-threaded runtime,
+//! map errors to exit codes (2 usage, 1 failure).
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use tracing_subscriber::EnvFilter;
@@ -23,6 +25,7 @@ pub fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

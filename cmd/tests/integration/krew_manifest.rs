@@ -64,13 +64,12 @@ fn every_platform_points_at_a_release_archive() {
     );
 }
 
-/// `scripts/release.sh --binary` packages a built binary for the host and fills its sha256 into a
-/// copy of the manifest, leaving the platforms it did not build at zero.
+/// `scripts/release.sh --binary` packages a built binary for the host, fills its sha256 into a
+/// copy of the manifest (leaving the platforms it did not build at zero) and lists it in
+/// SHA256SUMS; the filled manifest is then validated against the archives it names.
 #[test]
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn the_release_script_fills_the_host_archive_sha256() {
-    use sha2_free::sha256_of;
-
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = tempfile::tempdir().unwrap();
     // A stand-in for the binary keeps the test fast: the script packages whatever it is given.
@@ -85,6 +84,8 @@ fn the_release_script_fills_the_host_archive_sha256() {
             "linux/amd64",
         ])
         .args(["--binary", binary.to_str().unwrap()])
+        // The packaging only: the image, the SBOM and cargo-deny have tests and tools of their own.
+        .args(["--no-image", "--no-sbom", "--no-deny"])
         .status()
         .unwrap();
     assert!(status.success());
@@ -116,19 +117,96 @@ fn the_release_script_fills_the_host_archive_sha256() {
     };
     assert_eq!(sum("linux", "amd64"), sha256_of(&archive));
     assert_eq!(sum("darwin", "arm64"), "0".repeat(64));
+    assert_eq!(validate_release(out.path()), ["linux/amd64"]);
+
+    // The same binary, packaged again: the same archive, byte for byte.
+    let again = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("bash")
+        .arg(root.join("scripts/release.sh"))
+        .args([
+            "--out",
+            again.path().to_str().unwrap(),
+            "--platforms",
+            "linux/amd64",
+        ])
+        .args(["--binary", binary.to_str().unwrap()])
+        .args(["--no-image", "--no-sbom", "--no-deny"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        sha256_of(&again.path().join(archive.file_name().unwrap())),
+        sha256_of(&archive)
+    );
+}
+
+/// A release directory's krew manifest checked against the archives it names, as krew would:
+/// every platform with a sha256 names an archive present in `dir` with that sha256, holding
+/// the `bin` and every `files[].from`, and SHA256SUMS lists it with the same sum. Returns the
+/// platforms validated (`os/arch`).
+fn validate_release(dir: &std::path::Path) -> Vec<String> {
+    let manifest: Json =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(dir.join("krew-manifest.yaml")).unwrap()).unwrap();
+    let sums = std::fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    let mut validated = Vec::new();
+    for platform in manifest["spec"]["platforms"].as_array().unwrap() {
+        let sha = platform["sha256"].as_str().unwrap();
+        if sha == "0".repeat(64) {
+            continue; // not built in this release directory
+        }
+        let uri = platform["uri"].as_str().unwrap();
+        let name = uri.rsplit('/').next().unwrap();
+        let archive = dir.join(name);
+        assert!(archive.is_file(), "{uri}: no {name} in {}", dir.display());
+        assert_eq!(
+            sha256_of(&archive),
+            sha,
+            "{name}: the manifest's sha256 is not the archive's"
+        );
+        assert!(
+            sums.lines()
+                .any(|line| line.split_whitespace().collect::<Vec<_>>() == [sha, name]),
+            "{name} is not in SHA256SUMS with its sum:\n{sums}"
+        );
+        let listing = std::process::Command::new("tar")
+            .arg("tzf")
+            .arg(&archive)
+            .output()
+            .unwrap();
+        let entries = String::from_utf8_lossy(&listing.stdout).to_string();
+        let mut needed = vec![platform["bin"].as_str().unwrap()];
+        needed.extend(
+            platform["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["from"].as_str().unwrap()),
+        );
+        for file in needed {
+            assert!(
+                entries.lines().any(|e| e == file),
+                "{name} lacks {file}: {entries}"
+            );
+        }
+        let labels = &platform["selector"]["matchLabels"];
+        validated.push(format!(
+            "{}/{}",
+            labels["os"].as_str().unwrap(),
+            labels["arch"].as_str().unwrap()
+        ));
+    }
+    validated
 }
 
 /// The archive's sha256 as `sha256sum` prints it (no hashing crate needed in the tests).
-mod sha2_free {
-    pub fn sha256_of(path: &std::path::Path) -> String {
-        let out = std::process::Command::new("sha256sum")
-            .arg(path)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .to_owned()
-    }
+fn sha256_of(path: &std::path::Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
 }

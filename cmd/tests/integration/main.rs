@@ -24,6 +24,7 @@ mod cli_whatif;
 mod docs_links;
 mod fuzz_regressions;
 mod gateway_binary;
+mod image;
 mod krew_manifest;
 mod pack_suites;
 mod pgo_training;

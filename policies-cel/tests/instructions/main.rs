@@ -19,6 +19,11 @@ mod cases;
 
 use std::process::ExitCode;
 
+/// The allocator the binaries use (see `cmd/`): allocation is a fifth of a judged request's
+/// instructions, and glibc's malloc counts differently.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The environment variable that makes this binary the measured workload.
 const CHILD: &str = "SUTURE_INSTRUCTIONS_CHILD";
 /// The environment variable that writes the measured counts into the baseline.

@@ -62,6 +62,7 @@ fn main() -> ExitCode {
 /// Measures every case under callgrind and compares with the baseline (or writes it).
 fn gate() -> Result<(), String> {
     let profile = baseline::Profile::current();
+    cases::check_compact()?;
     if !callgrind::available() {
         println!(
             "instruction_gate: SKIPPED: valgrind is not installed (apt-get install valgrind); \

@@ -17,6 +17,14 @@ pub trait Activation {
     /// The value of the composited variable at `index`, evaluated on first use.
     fn variable(&self, index: usize, budget: &Budget) -> Result<Value, EvalError>;
 
+    /// The top-level field `field` of root `root`, read without building the whole root, when
+    /// this activation can: `Some(None)` when the root (a map or null) has no such field, `None`
+    /// when it cannot tell (the interpreter selects from [`Activation::root`] instead). It must
+    /// answer what selecting from the whole root would.
+    fn root_field(&self, _root: Root, _field: &str) -> Option<Option<Value>> {
+        None
+    }
+
     /// The cluster the `cluster` library looks into, when there is a model.
     fn cluster(&self) -> Option<&dyn ClusterView> {
         None
@@ -91,11 +99,16 @@ impl fmt::Debug for LazyVariables<'_> {
 /// which most expressions never read).
 pub type LazyRoot<'a> = &'a dyn Fn() -> Result<Value, EvalError>;
 
+/// Reads one top-level field of a root without building the whole root (see
+/// [`Activation::root_field`]).
+pub type LazyField<'a> = &'a dyn Fn(&str) -> Option<Option<Value>>;
+
 /// The ordinary activation: root values set by the caller or computed on first read, lazy
 /// variables.
 pub struct Bindings<'a> {
     roots: [Option<Value>; Root::ALL.len()],
     lazy: [Option<LazyRoot<'a>>; Root::ALL.len()],
+    fields: [Option<LazyField<'a>>; Root::ALL.len()],
     computed: [OnceCell<Result<Value, EvalError>>; Root::ALL.len()],
     variables: LazyVariables<'a>,
     cluster: Option<&'a dyn ClusterView>,
@@ -108,6 +121,7 @@ impl<'a> Bindings<'a> {
         Self {
             roots: Default::default(),
             lazy: Default::default(),
+            fields: Default::default(),
             computed: Default::default(),
             variables: LazyVariables::new(&NO_VARIABLES),
             cluster: None,
@@ -126,6 +140,13 @@ impl<'a> Bindings<'a> {
     /// its result make them large).
     pub fn set_lazy(&mut self, root: Root, compute: LazyRoot<'a>) -> &mut Self {
         self.lazy[root.index()] = Some(compute);
+        self
+    }
+
+    /// Lets expressions read single fields of a lazy root through `field` until something reads
+    /// the root whole.
+    pub fn set_lazy_fields(&mut self, root: Root, field: LazyField<'a>) -> &mut Self {
+        self.fields[root.index()] = Some(field);
         self
     }
 
@@ -225,6 +246,14 @@ impl Activation for Bindings<'_> {
 
     fn variable(&self, index: usize, budget: &Budget) -> Result<Value, EvalError> {
         self.variables.get(index, self, budget)
+    }
+
+    fn root_field(&self, root: Root, field: &str) -> Option<Option<Value>> {
+        let index = root.index();
+        if self.roots[index].is_some() || self.computed[index].get().is_some() {
+            return None;
+        }
+        self.fields[index]?(field)
     }
 
     fn cluster(&self) -> Option<&dyn ClusterView> {

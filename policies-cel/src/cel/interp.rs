@@ -41,6 +41,20 @@ impl Frame<'_> {
         }
     }
 
+    /// `operand.field` read alone when `operand` is a root whose activation can read single
+    /// fields: `Some(None)` when the root has no such field, `None` to select as usual. The
+    /// operand's step is charged as if it had been evaluated.
+    fn root_field(&mut self, operand: &Node, field: &str) -> Result<Option<Option<Value>>, EvalError> {
+        let Kind::Root(root) = operand.kind else {
+            return Ok(None);
+        };
+        let Some(value) = self.activation.root_field(root, field) else {
+            return Ok(None);
+        };
+        self.budget.charge(1)?;
+        Ok(Some(value))
+    }
+
     fn bool(&mut self, node: &Node) -> Result<bool, EvalError> {
         match self.eval(node)? {
             Value::Bool(b) => Ok(b),
@@ -77,6 +91,9 @@ impl Frame<'_> {
                 }
             }
             Kind::Select { operand, field } => {
+                if let Some(value) = self.root_field(operand, field)? {
+                    return value.ok_or_else(|| EvalError::NoSuchKey(field.to_string()));
+                }
                 let operand = self.eval(operand)?;
                 // Selecting from an optional (`a.?b.c`) stays optional: none when absent.
                 if let Some(opt) = as_optional_value(&operand) {
@@ -89,12 +106,18 @@ impl Frame<'_> {
                 }
                 select(&operand, field)
             }
+            Kind::Has { operand, field } if let Some(value) = self.root_field(operand, field)? => {
+                Ok(Value::Bool(value.is_some()))
+            }
             Kind::Has { operand, field } => match self.eval(operand)? {
                 Value::Map(map) => Ok(Value::Bool(map.map.contains_key(&Key::String(field.clone())))),
                 Value::Null => Ok(Value::Bool(false)),
                 other => Err(EvalError::overload(format!("has() on {}", type_name(&other)))),
             },
             Kind::OptSelect { operand, field } => {
+                if let Some(value) = self.root_field(operand, field)? {
+                    return Ok(optional(value));
+                }
                 let operand = self.eval(operand)?;
                 let operand = match as_optional_value(&operand) {
                     Some(opt) => match opt.value() {

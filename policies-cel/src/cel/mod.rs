@@ -30,7 +30,7 @@ pub mod serialize;
 pub mod value;
 mod version;
 
-pub use activation::{Activation, Bindings, LazyVariables, VariablePrograms};
+pub use activation::{Activation, Bindings, LazyField, LazyVariables, VariablePrograms};
 pub use budget::{Budget, DEFAULT_COST_LIMIT};
 pub use check::ExprType;
 pub use env::{Env, Root};

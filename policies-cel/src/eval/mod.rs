@@ -14,6 +14,7 @@ mod params;
 pub mod prefilter;
 mod request;
 mod review;
+mod root_fields;
 mod run;
 pub mod selector;
 pub mod subjects;

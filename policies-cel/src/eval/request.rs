@@ -10,9 +10,12 @@ use kube_core::DynamicObject;
 use kube_core::admission::{AdmissionRequest, AdmissionReview};
 use serde_json::Value as Json;
 
+use crate::cel::Root;
 use crate::cel::Value;
 use crate::cel::value::{from_json, from_json_owned};
+use crate::eval::outline::Outline;
 use crate::eval::review;
+use crate::eval::root_fields::{self, FieldMemo};
 use crate::eval::wire::WireObject;
 use crate::eval::wire_review::WireReview;
 
@@ -42,6 +45,10 @@ pub struct Request {
     /// The request's own fields as the text of a JSON object, when it came as text: `request`
     /// is built from it on first read (policies that never read `request` never pay for it).
     fields: Option<Box<str>>,
+    /// Where each of `fields`' fields is, for reading one of them alone.
+    fields_outline: OnceLock<Outline>,
+    /// The top-level fields of `request`, `object` and `oldObject` read alone so far.
+    field_memo: FieldMemo,
 }
 
 /// The request's objects and delete options.
@@ -93,6 +100,8 @@ impl Request {
             old_object: OnceLock::new(),
             request: OnceLock::from(request),
             fields: None,
+            fields_outline: OnceLock::new(),
+            field_memo: FieldMemo::default(),
         }
     }
 
@@ -192,6 +201,34 @@ impl Request {
                 .and_then(|text| serde_json::from_str(text).ok())
                 .map_or(Value::Null, request_value_from_fields)
         })
+    }
+
+    /// The top-level field `field` of `root` (`request`, `object` or `oldObject`) as CEL sees
+    /// it, converted alone ([`root_fields`]): `Some(None)` when the root has no such field (or
+    /// is null), `None` when the root is better read whole (it is built already, or it is
+    /// another root).
+    pub(crate) fn root_field(&self, root: Root, field: &str) -> Option<Option<Value>> {
+        match root {
+            Root::Request => {
+                let text = self.fields.as_deref().filter(|_| self.request.get().is_none())?;
+                self.field_memo.get_or_convert(root, field, || {
+                    let outline = self.fields_outline.get_or_init(|| Outline::of(text));
+                    root_fields::request_field(text, outline, field)
+                })
+            }
+            Root::Object | Root::OldObject => {
+                let (whole, object) = match root {
+                    Root::Object => (&self.object, &self.objects.object),
+                    _ => (&self.old_object, &self.objects.old_object),
+                };
+                if whole.get().is_some() {
+                    return None;
+                }
+                self.field_memo
+                    .get_or_convert(root, field, || root_fields::object_field(object, field))
+            }
+            _ => None,
+        }
     }
 
     /// Whether `request` has been built yet (tests: what reads it).

@@ -90,6 +90,9 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
     let object = || Ok(request.object().clone());
     let old_object = || Ok(request.old_object().clone());
     let request_value = || Ok(request.request().clone());
+    let object_field = |field: &str| request.root_field(Root::Object, field);
+    let old_object_field = |field: &str| request.root_field(Root::OldObject, field);
+    let request_field = |field: &str| request.root_field(Root::Request, field);
     let namespace_object = || Ok((input.namespace_object)());
     let authorizer = || Ok((input.authorizer)());
     let mut bindings = Bindings::new();
@@ -97,6 +100,9 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
         .set_lazy(Root::Object, &object)
         .set_lazy(Root::OldObject, &old_object)
         .set_lazy(Root::Request, &request_value)
+        .set_lazy_fields(Root::Object, &object_field)
+        .set_lazy_fields(Root::OldObject, &old_object_field)
+        .set_lazy_fields(Root::Request, &request_field)
         .set(Root::Params, input.params)
         .set_lazy(Root::NamespaceObject, &namespace_object)
         .set_lazy(Root::Authorizer, &authorizer)

@@ -78,6 +78,15 @@ impl WireObject {
         self.text.is_some() || self.tree.get().is_some_and(Option::is_some)
     }
 
+    /// Whether the object is a JSON object (absent: no).
+    pub fn is_object(&self) -> bool {
+        match (self.tree.get(), &self.text) {
+            (Some(tree), _) => tree.as_ref().is_some_and(Json::is_object),
+            (None, Some(text)) => text.get().trim_start().starts_with('{'),
+            (None, None) => false,
+        }
+    }
+
     /// The object as a JSON tree, parsed on first read. The text was read as valid JSON when
     /// the review was, and held nothing a parse refuses (`lax_json`), so parsing it again cannot
     /// fail.

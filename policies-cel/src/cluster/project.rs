@@ -120,8 +120,15 @@ pub fn project_spec(json: &Value, model: &mut ClusterModel) -> std::result::Resu
 
 /// What [`project_spec`] never reads of a Deployment, ReplicaSet, StatefulSet or DaemonSet:
 /// a reader of their new spec may leave these out of the tree it projects
-/// (`WireObject::json_without`). The slim model keeps no pod templates.
-pub const UNREAD_BY_WORKLOAD_SPECS: &[&[&str]] = &[&["metadata"], &["status"], &["spec", "template"]];
+/// (`WireObject::json_without`; `*` is each element of a list). The slim model keeps no pod
+/// templates, and of a StatefulSet's claim templates only their names.
+pub const UNREAD_BY_WORKLOAD_SPECS: &[&[&str]] = &[
+    &["metadata"],
+    &["status"],
+    &["spec", "template"],
+    &["spec", "volumeClaimTemplates", "*", "spec"],
+    &["spec", "volumeClaimTemplates", "*", "status"],
+];
 
 /// An object's fields with the type its `apiVersion` and `kind` give.
 struct Typed<'a> {
@@ -332,7 +339,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     #[test]
     fn identity_owners_and_suture_annotations() {
@@ -424,8 +431,21 @@ mod tests {
     /// `UNREAD_BY_WORKLOAD_SPECS` names are left out or hold garbage: no reader looks there.
     #[test]
     fn workload_specs_never_read_what_a_reader_may_leave_out() {
-        fn at<'t>(tree: &'t mut Value, path: &[&str]) -> Option<&'t mut Value> {
-            path.iter().try_fold(tree, |tree, key| tree.get_mut(*key))
+        /// Calls `edit` with each map holding the value at `path` and the value's key (`*`: each
+        /// element of a list).
+        fn each_parent(tree: &mut Value, path: &[&str], edit: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
+            match (tree, path) {
+                (Value::Object(map), [last]) => edit(map, last),
+                (Value::Array(items), ["*", rest @ ..]) => {
+                    items.iter_mut().for_each(|item| each_parent(item, rest, edit));
+                }
+                (Value::Object(map), [first, rest @ ..]) => {
+                    if let Some(below) = map.get_mut(*first) {
+                        each_parent(below, rest, edit);
+                    }
+                }
+                _ => {}
+            }
         }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/clusters");
         let mut kinds = std::collections::BTreeSet::new();
@@ -440,13 +460,10 @@ mod tests {
                 let spec = project_spec(item, &mut ClusterModel::new()).unwrap();
                 let (mut left_out, mut garbage) = (item.clone(), item.clone());
                 for path in UNREAD_BY_WORKLOAD_SPECS {
-                    let (parent, last) = path.split_at(path.len() - 1);
-                    if let Some(Value::Object(map)) = at(&mut left_out, parent) {
-                        map.remove(last[0]);
-                    }
-                    if let Some(Value::Object(map)) = at(&mut garbage, parent) {
-                        map.insert(last[0].to_owned(), json!(["not", {"what": "a reader expects"}]));
-                    }
+                    each_parent(&mut left_out, path, &mut |map, key| drop(map.remove(key)));
+                    each_parent(&mut garbage, path, &mut |map, key| {
+                        map.insert(key.to_owned(), json!(["not", {"what": "a reader expects"}]));
+                    });
                 }
                 assert_ne!(&left_out, item, "the snapshot's {kind} has parts to leave out");
                 for changed in [left_out, garbage] {

@@ -194,6 +194,46 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// Passes the array starting here, calling `element` at each element, which must pass it.
+    /// `None` (with the value passed over) when the value is not an array.
+    pub(crate) fn elements(&mut self, mut element: impl FnMut(&mut Self)) -> Option<()> {
+        self.skip_space();
+        if self.peek() != Some(b'[') {
+            self.skip_value();
+            return None;
+        }
+        self.at += 1;
+        loop {
+            self.skip_space();
+            match self.peek() {
+                Some(b']') => {
+                    self.at += 1;
+                    return Some(());
+                }
+                None => return None,
+                Some(_) => {}
+            }
+            let before = self.at;
+            element(self);
+            self.skip_space();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {}
+                _ => return None,
+            }
+            // Text that is not JSON (a stray `:`) must not hold the scan in place.
+            if self.at == before {
+                return None;
+            }
+        }
+    }
+
+    /// Whether the value starting here is an array.
+    pub(crate) fn at_array(&mut self) -> bool {
+        self.skip_space();
+        self.peek() == Some(b'[')
+    }
+
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }

@@ -12,9 +12,10 @@ use serde_json::{Map, Value as Json};
 use crate::eval::json_text::{RawKey, Scan};
 
 /// `text`, a JSON document already read as valid, parsed into a tree without the values at
-/// `skipped` (each a path of object keys from the root; a path through a value that is not an
-/// object skips nothing). Text that is not valid JSON gives no tree or a wrong one, never a
-/// panic.
+/// `skipped` (each a path of object keys from the root, where [`EVERY_ELEMENT`] stands for each
+/// element of a list; a path through a value that is not an object, or a list for
+/// [`EVERY_ELEMENT`], skips nothing). Text that is not valid JSON gives no tree or a wrong one,
+/// never a panic.
 pub(crate) fn parse_without(text: &str, skipped: &[&[&str]]) -> Option<Json> {
     let mut scan = Scan::new(text);
     let tree = tree_without(&mut scan, skipped)?;
@@ -24,6 +25,13 @@ pub(crate) fn parse_without(text: &str, skipped: &[&[&str]]) -> Option<Json> {
 /// The paths of `skipped` that go on below `key`, relative to its value; `None` when the value
 /// at `key` is itself skipped.
 pub(crate) fn below<'p>(skipped: &[&'p [&'p str]], key: RawKey<'_>) -> Option<Vec<&'p [&'p str]>> {
+    // Most keys begin no skipped path: nothing to collect (and nothing allocated).
+    if !skipped
+        .iter()
+        .any(|path| path.first().is_some_and(|first| key.is(first)))
+    {
+        return Some(Vec::new());
+    }
     let below: Vec<&[&str]> = skipped
         .iter()
         .filter_map(|path| match path.split_first() {
@@ -34,8 +42,36 @@ pub(crate) fn below<'p>(skipped: &[&'p [&'p str]], key: RawKey<'_>) -> Option<Ve
     (!below.iter().any(|rest| rest.is_empty())).then_some(below)
 }
 
+/// In a skipped path, each element of a list (`["spec", "volumeClaimTemplates", "*", "status"]`).
+pub(crate) const EVERY_ELEMENT: &str = "*";
+
+/// The paths of `skipped` that go on below each element of a list; `None` when the elements
+/// themselves are skipped.
+fn below_elements<'p>(skipped: &[&'p [&'p str]]) -> Option<Vec<&'p [&'p str]>> {
+    let below: Vec<&[&str]> = skipped
+        .iter()
+        .filter_map(|path| match path.split_first() {
+            Some((first, rest)) if *first == EVERY_ELEMENT => Some(rest),
+            _ => None,
+        })
+        .collect();
+    (!below.iter().any(|rest| rest.is_empty())).then_some(below)
+}
+
 /// The value starting at `scan`, without the values at `skipped` (relative to it).
 fn tree_without(scan: &mut Scan<'_>, skipped: &[&[&str]]) -> Option<Json> {
+    if !skipped.is_empty() && scan.at_array() {
+        let below = below_elements(skipped).unwrap_or_default();
+        if !below.is_empty() {
+            let mut elements = Vec::new();
+            let mut whole = true;
+            scan.elements(|scan| match tree_without(scan, &below) {
+                Some(value) => elements.push(value),
+                None => whole = false,
+            })?;
+            return whole.then_some(Json::Array(elements));
+        }
+    }
     if skipped.is_empty() || !scan.at_object() {
         let range = scan.value();
         return serde_json::from_str(scan.text(range)?).ok();
@@ -69,6 +105,9 @@ mod tests {
                 (Json::Object(map), [last]) => {
                     map.remove(*last);
                 }
+                (Json::Array(items), [first, rest @ ..]) if *first == EVERY_ELEMENT && !rest.is_empty() => {
+                    items.iter_mut().for_each(|item| remove(item, rest));
+                }
                 (Json::Object(map), [first, rest @ ..]) => {
                     if let Some(below) = map.get_mut(*first) {
                         remove(below, rest);
@@ -91,9 +130,11 @@ mod tests {
                      "selector": {"matchLabels": {"a": "b"}}, "ratio": 1.5, "n": -2,
                      "big": 18446744073709551615, "none": null, "on": true, "list": [1, {"x": [2]}]},
             "status": {"replicas": 3}, "spec2": "x\u0079"}"#;
-        let cases: [&[&[&str]]; 5] = [
+        let cases: [&[&[&str]]; 7] = [
             &[],
             &[&["metadata"], &["status"], &["spec", "template"]],
+            &[&["spec", "list", "*", "x"], &["spec", "template", "*", "y"]],
+            &[&["spec", "list", "*"], &["spec", "*"]],
             &[&["spec", "template", "spec", "containers"], &["spec", "nothing"]],
             &[&["spec2", "deeper"], &["spec", "ratio", "x"]],
             &[&["spec"], &["spec", "template"]],
@@ -155,8 +196,13 @@ mod tests {
 
     #[test]
     fn text_that_is_not_json_never_panics() {
-        let skipped: &[&[&str]] = &[&["a"], &["b", "c"]];
+        let skipped: &[&[&str]] = &[&["a"], &["b", "c"], &["l", "*", "x"]];
         for broken in [
+            "{\"l\": [1, }",
+            "{\"l\": [:]}",
+            "{\"l\": [{\"x\": 1} {\"y\": 2}]}",
+            "{\"l\": [",
+            "{\"l\": [{\"y\": tru}]}",
             "{\"a\": [1, }",
             "{\"b\": 1",
             "{} x",

@@ -18,6 +18,8 @@ use crate::eval::json_without;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Outline {
     fields: Vec<Field>,
+    /// Whether the fields of top-level objects are outlined too.
+    nested: bool,
 }
 
 /// One field of the object, or of one of its fields.
@@ -35,7 +37,17 @@ impl Outline {
     /// The outline of `text`, a JSON document already read as valid; an empty outline when it
     /// is not an object. Text that is not valid JSON gives a wrong outline, never a panic.
     pub(crate) fn of(text: &str) -> Self {
-        let mut fields = Vec::with_capacity(48);
+        Self::outlined(text, true)
+    }
+
+    /// The outline of `text`'s top-level fields alone, for a reader that never looks deeper (a
+    /// field below them is then found by passing over its parent's text).
+    pub(crate) fn top_level(text: &str) -> Self {
+        Self::outlined(text, false)
+    }
+
+    fn outlined(text: &str, nested: bool) -> Self {
+        let mut fields = Vec::with_capacity(if nested { 48 } else { 16 });
         let mut scan = Scan::new(text);
         let _ = scan.members(|scan, key| {
             let parent = fields.len();
@@ -44,7 +56,8 @@ impl Outline {
                 key: range_of(key),
                 value: 0..0,
             });
-            let is_object = scan.at_object();
+            // (Past the white space before the value, where its range starts.)
+            let is_object = scan.at_object() && nested;
             let start = scan.position();
             if is_object {
                 let _ = scan.members(|scan, key| {
@@ -62,7 +75,7 @@ impl Outline {
                 field.value = start..scan.position();
             }
         });
-        Self { fields }
+        Self { fields, nested }
     }
 
     /// Where the value at `path` (object keys from the root) is in `text`, the text outlined.
@@ -70,6 +83,11 @@ impl Outline {
         match path {
             [] => json_text::find_range(text, path),
             [key] => self.last(text, None, key).map(|f| f.value.clone()),
+            [key, rest @ ..] if !self.nested => {
+                let value = self.last(text, None, key)?.value.clone();
+                let found = json_text::find_range(text.get(value.clone())?, rest)?;
+                Some(value.start + found.start..value.start + found.end)
+            }
             [key, below, rest @ ..] => {
                 // A top-level value that is not an object has no fields outlined, nor any to find.
                 let top = self.index_of(text, None, key)?;
@@ -112,7 +130,7 @@ impl Outline {
             let value_text = text.get(field.value.clone())?;
             let value = if below.is_empty() {
                 serde_json::from_str(value_text).ok()?
-            } else if parent.is_none() && Scan::new(value_text).at_object() {
+            } else if parent.is_none() && self.nested && Scan::new(value_text).at_object() {
                 Json::Object(self.map_without(text, Some(index), &below)?)
             } else {
                 json_without::parse_without(value_text, &below)?
@@ -244,15 +262,20 @@ mod tests {
                     continue;
                 };
                 for text in [object.to_string(), serde_json::to_string_pretty(object).unwrap()] {
+                    let top_level = Outline::top_level(&text);
                     for path in &json_text::tests::every_path(object) {
                         same_as_a_pass(&text, path);
+                        assert_eq!(
+                            top_level.find(&text, path),
+                            json_text::find_range(&text, path),
+                            "{path:?} through the top-level outline"
+                        );
                         checked += 1;
                     }
                     let skipped = crate::cluster::UNREAD_BY_WORKLOAD_SPECS;
-                    assert_eq!(
-                        Outline::of(&text).tree_without(&text, skipped),
-                        json_without::parse_without(&text, skipped)
-                    );
+                    let cut = json_without::parse_without(&text, skipped);
+                    assert_eq!(Outline::of(&text).tree_without(&text, skipped), cut);
+                    assert_eq!(top_level.tree_without(&text, skipped), cut);
                 }
             }
         }

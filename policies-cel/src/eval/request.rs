@@ -212,7 +212,7 @@ impl Request {
             Root::Request => {
                 let text = self.fields.as_deref().filter(|_| self.request.get().is_none())?;
                 self.field_memo.get_or_convert(root, field, || {
-                    let outline = self.fields_outline.get_or_init(|| Outline::of(text));
+                    let outline = self.fields_outline.get_or_init(|| Outline::top_level(text));
                     root_fields::request_field(text, outline, field)
                 })
             }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::cel::ast::{Comprehension, Kind, Node};
 use crate::cel::functions::native::{as_optional_value, map_key, optional};
 use crate::cel::functions::{self, bridge::BridgeCall};
-use crate::cel::ops::{add, binary, insert_new_key, key_order, key_value, lookup, missing, select};
+use crate::cel::ops::{add, binary, field_of, insert_new_key, key_order, key_value, lookup, missing, select};
 use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::value::type_name;
 use crate::cel::{Activation, Budget, EvalError, Value};
@@ -98,7 +98,7 @@ impl Frame<'_> {
                 // Selecting from an optional (`a.?b.c`) stays optional: none when absent.
                 if let Some(opt) = as_optional_value(&operand) {
                     return Ok(match opt.value() {
-                        Some(Value::Map(map)) => optional(map.map.get(&Key::String(field.clone())).cloned()),
+                        Some(Value::Map(map)) => optional(field_of(map, field).cloned()),
                         Some(Value::Null) => optional(None),
                         Some(other) => return select(other, field),
                         None => operand.clone(),
@@ -110,7 +110,7 @@ impl Frame<'_> {
                 Ok(Value::Bool(value.is_some()))
             }
             Kind::Has { operand, field } => match self.eval(operand)? {
-                Value::Map(map) => Ok(Value::Bool(map.map.contains_key(&Key::String(field.clone())))),
+                Value::Map(map) => Ok(Value::Bool(field_of(&map, field).is_some())),
                 Value::Null => Ok(Value::Bool(false)),
                 other => Err(EvalError::overload(format!("has() on {}", type_name(&other)))),
             },
@@ -127,7 +127,7 @@ impl Frame<'_> {
                     None => operand,
                 };
                 Ok(match &operand {
-                    Value::Map(map) => optional(map.map.get(&Key::String(field.clone())).cloned()),
+                    Value::Map(map) => optional(field_of(map, field).cloned()),
                     Value::Null => optional(None),
                     other => {
                         return Err(EvalError::overload(format!(

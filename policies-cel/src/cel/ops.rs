@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::cel::ast::BinOp;
 use crate::cel::functions::native::map_key;
-use crate::cel::upstream::objects::Key;
+use crate::cel::upstream::objects::{Key, Map};
 use crate::cel::value::type_name;
 use crate::cel::{Budget, EvalError, Value};
 
@@ -61,9 +61,7 @@ pub(crate) fn insert_new_key(
 
 pub(crate) fn select(operand: &Value, field: &Arc<String>) -> Result<Value, EvalError> {
     match operand {
-        Value::Map(map) => map
-            .map
-            .get(&Key::String(field.clone()))
+        Value::Map(map) => field_of(map, field)
             .cloned()
             .ok_or_else(|| EvalError::NoSuchKey(field.to_string())),
         Value::Null => Err(EvalError::NoSuchKey(field.to_string())),
@@ -72,6 +70,23 @@ pub(crate) fn select(operand: &Value, field: &Arc<String>) -> Result<Value, Eval
             type_name(other)
         ))),
     }
+}
+
+/// The most entries a map is searched through one by one for a field: below it, comparing
+/// each key's text costs less than hashing the field (the `cel` crate's maps hash with SipHash),
+/// and most maps a policy selects from are this small (an entry of `impact`, `request.kind`,
+/// `metadata`).
+const SCANNED_MAP: usize = 12;
+
+/// The value of field `field` in `map` (the same as looking the key up).
+pub(crate) fn field_of<'m>(map: &'m Map, field: &Arc<String>) -> Option<&'m Value> {
+    if map.map.len() <= SCANNED_MAP {
+        return map.map.iter().find_map(|(key, value)| match key {
+            Key::String(name) if name == field => Some(value),
+            _ => None,
+        });
+    }
+    map.map.get(&Key::String(Arc::clone(field)))
 }
 
 pub(crate) fn missing(index: &Value) -> EvalError {
@@ -328,4 +343,38 @@ pub(crate) fn compare(left: &Value, right: &Value) -> Result<Ordering, EvalError
             type_name(right)
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// A map of `size` string keys `k0`.., with an int key and a bool key besides.
+    fn map_of(size: usize) -> Map {
+        let mut entries: HashMap<Key, Value> = (0..size)
+            .map(|i| (Key::String(Arc::new(format!("k{i}"))), Value::Int(i as i64)))
+            .collect();
+        entries.insert(Key::Int(7), Value::Bool(true));
+        entries.insert(Key::Bool(true), Value::Null);
+        Map {
+            map: Arc::new(entries),
+        }
+    }
+
+    #[test]
+    fn a_field_is_found_as_the_key_would_be_in_small_and_large_maps() {
+        for size in [0, 1, SCANNED_MAP - 2, SCANNED_MAP, 40] {
+            let map = map_of(size);
+            for name in
+                (0..size + 2)
+                    .map(|i| format!("k{i}"))
+                    .chain(["7".into(), "true".into(), String::new()])
+            {
+                let field = Arc::new(name);
+                let expected = map.map.get(&Key::String(Arc::clone(&field)));
+                assert_eq!(field_of(&map, &field), expected, "{field} in {size}");
+            }
+        }
+    }
 }

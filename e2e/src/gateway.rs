@@ -1,10 +1,15 @@
 //! The gateway registered for real: `kubectl suture install --webhook-url` rendered and applied
 //! with server-side apply (CRDs, RBAC, TLS Secret, webhook configuration, self-protection policy),
 //! and `suture-gateway` run on this host with a kubeconfig holding the install's own
-//! ServiceAccount token, so a verb the rendered ClusterRole lacks fails the suite.
+//! ServiceAccount token, so a verb the rendered ClusterRole lacks fails the suite. In the image
+//! mode (`SUTURE_E2E_GATEWAY=image`, [`container`]) it runs from its container image instead,
+//! with the pod the in-cluster install renders.
+
+pub mod container;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -19,6 +24,7 @@ use crate::cluster::Cluster;
 use crate::control_plane::{Process, free_port, tail};
 use crate::kubeconfig::{self, Credentials};
 use crate::scene;
+use container::{Container, Given, Image, Mode, Pod, Running};
 
 /// The operator identities the suite's install judges (`namespace/name`): two operators, and a
 /// third-party one installed in kube-system (judged like any other: only the control plane's own
@@ -46,10 +52,20 @@ pub const WEBHOOK: &str = NAME;
 /// The suite's gateway's name in the shared ledger (its shard is `suture-ledger-` and this).
 pub const LEDGER_IDENTITY: &str = "e2e-gateway";
 
-/// A gateway serving the cluster's webhook from this host.
+/// A gateway serving the cluster's webhook from this host (a process, or a container on the
+/// host's network).
 #[derive(Debug)]
 pub struct Gateway {
-    process: Option<Process>,
+    process: Option<Running>,
+    /// Its process id on this host, while it runs.
+    pid: Option<u32>,
+    /// The pod it runs in, in the image mode (its twins from other builds run on the host).
+    pod: Option<Arc<Pod>>,
+    /// Its name in the ledger (and, in the image mode, its pod's name).
+    identity: String,
+    /// The files of this host that flags a test added name (the image mode mounts each at its
+    /// path, read-only).
+    files: Vec<PathBuf>,
     /// The `suture-gateway` executable: the one built beside the suite unless another build was
     /// given ([`Gateway::judging_twin`], [`Gateway::run_build`]).
     binary: Option<PathBuf>,
@@ -78,12 +94,41 @@ pub async fn token(client: &kube::Client, namespace: &str, name: &str) -> anyhow
     Ok(issued.status.map(|s| s.token).unwrap_or_default())
 }
 
-/// A kubeconfig file for the ServiceAccount `namespace/name`, written into `dir`.
+/// What a ServiceAccount connects with: kube-apiserver's URL, the cluster's CA file and a token.
+#[derive(Debug)]
+pub struct AccountCredentials {
+    /// kube-apiserver's URL.
+    pub server: String,
+    /// The cluster's CA certificate (a file).
+    pub ca: PathBuf,
+    /// A token of the ServiceAccount (TokenRequest, one hour).
+    pub token: String,
+}
+
+/// A kubeconfig file for the ServiceAccount `namespace/name`, written into the run directory.
 pub async fn service_account_kubeconfig(
     cluster: &Cluster,
     namespace: &str,
     name: &str,
 ) -> anyhow::Result<PathBuf> {
+    let account = account_credentials(cluster, namespace, name).await?;
+    let path = cluster.dir().join(format!("{namespace}-{name}.kubeconfig"));
+    kubeconfig::write(
+        &path,
+        &account.server,
+        &account.ca,
+        &format!("system:serviceaccount:{namespace}:{name}"),
+        &Credentials::Token(account.token),
+    )?;
+    Ok(path)
+}
+
+/// The credentials of the ServiceAccount `namespace/name`.
+pub async fn account_credentials(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<AccountCredentials> {
     let source = kube::config::Kubeconfig::read_from(&cluster.kubeconfig)?;
     let entry = source
         .clusters
@@ -101,15 +146,7 @@ pub async fn service_account_kubeconfig(
         (None, None) => anyhow::bail!("{} names no CA", cluster.kubeconfig.display()),
     };
     let token = token(&cluster.client, namespace, name).await?;
-    let path = cluster.dir().join(format!("{namespace}-{name}.kubeconfig"));
-    kubeconfig::write(
-        &path,
-        &server,
-        &ca,
-        &format!("system:serviceaccount:{namespace}:{name}"),
-        &Credentials::Token(token),
-    )?;
-    Ok(path)
+    Ok(AccountCredentials { server, ca, token })
 }
 
 fn decode_base64(text: &str) -> anyhow::Result<Vec<u8>> {
@@ -150,8 +187,10 @@ pub fn decision_resource(entry: &serde_json::Value) -> String {
 
 impl Gateway {
     /// Renders and applies the install judging `service_accounts` (`ns/name`), and starts the
-    /// gateway on this host with the install's own credentials; returns once it is ready.
+    /// gateway on this host with the install's own credentials; returns once it is ready. In the
+    /// image mode ([`Mode`]) it runs from its image with the in-cluster install's pod.
     pub async fn install(cluster: &Cluster, service_accounts: &[&str]) -> anyhow::Result<Self> {
+        let mode = Mode::from_env()?;
         let dir = cluster.dir().join("gateway");
         std::fs::create_dir_all(&dir)?;
         let port = free_port()?;
@@ -183,25 +222,67 @@ impl Gateway {
                 .ok_or_else(|| anyhow::anyhow!("the TLS Secret has no {file}"))?;
             std::fs::write(dir.join(file), &bytes.0)?;
         }
-        let kubeconfig = service_account_kubeconfig(cluster, NAMESPACE, NAME).await?;
-        let metrics = format!("127.0.0.1:{}", free_port()?);
-        let p = |path: &Path| path.display().to_string();
-        let mut args = vec![
-            format!("--listen=0.0.0.0:{port}"),
-            format!("--metrics-listen={metrics}"),
-            format!("--tls-cert={}", p(&dir.join("tls.crt"))),
-            format!("--tls-key={}", p(&dir.join("tls.key"))),
-            format!("--kubeconfig={}", p(&kubeconfig)),
-            "--decision-log=stdout".to_owned(),
-            format!("--protect-namespace={NAMESPACE}"),
-            format!("--protect-deployment={NAME}"),
-            format!("--protect-webhook={NAME}"),
-            "--poll-interval=500ms".to_owned(),
-            format!("--ledger-identity={LEDGER_IDENTITY}"),
-        ];
-        args.extend(in_cluster_keep_warm(service_accounts)?);
+        let metrics_port = free_port()?;
+        let metrics = format!("127.0.0.1:{metrics_port}");
+        // The in-cluster install (no --webhook-url): its Deployment is what a replica in a
+        // cluster runs.
+        let in_cluster = render_install(&["--self-signed"], service_accounts)?;
+        let (mut args, pod) = match mode {
+            Mode::Host => {
+                let kubeconfig = service_account_kubeconfig(cluster, NAMESPACE, NAME).await?;
+                let p = |path: &Path| path.display().to_string();
+                let mut args = vec![
+                    format!("--listen=0.0.0.0:{port}"),
+                    format!("--metrics-listen={metrics}"),
+                    format!("--tls-cert={}", p(&dir.join("tls.crt"))),
+                    format!("--tls-key={}", p(&dir.join("tls.key"))),
+                    format!("--kubeconfig={}", p(&kubeconfig)),
+                    "--decision-log=stdout".to_owned(),
+                    format!("--protect-namespace={NAMESPACE}"),
+                    format!("--protect-deployment={NAME}"),
+                    format!("--protect-webhook={NAME}"),
+                    format!("--ledger-identity={LEDGER_IDENTITY}"),
+                ];
+                args.extend(keep_warm_args(&in_cluster)?);
+                (args, None)
+            }
+            Mode::Image(reference) => {
+                let tls = dir.join("tls");
+                std::fs::create_dir_all(&tls)?;
+                for (file, bytes) in &data {
+                    std::fs::write(tls.join(file), &bytes.0)?;
+                }
+                let secret_name = secret.metadata.name.clone().unwrap_or_default();
+                let account = account_credentials(cluster, NAMESPACE, NAME).await?;
+                let image = Image::prepare(reference.as_deref())?;
+                let given = Given {
+                    secrets: &[(&secret_name, &tls)],
+                    token: &account.token,
+                    ca: &account.ca,
+                    server: &account.server,
+                    dir: &dir,
+                };
+                let pod = Pod::from_install(&in_cluster, image, &given)?;
+                println!(
+                    "  the gateway runs from the image {} (podman, host network), as the install renders its pod",
+                    pod.image()
+                );
+                // The rendered arguments, on free ports (the host's network is shared); the
+                // ledger identity is the pod's name (POD_NAME).
+                let mut args = pod.args.clone();
+                container::set_port(&mut args, "--listen", port)?;
+                container::set_port(&mut args, "--metrics-listen", metrics_port)?;
+                (args, Some(Arc::new(pod)))
+            }
+        };
+        // The suite's one timing change: policy files and certificates polled sooner.
+        args.push("--poll-interval=500ms".to_owned());
         let mut gateway = Self {
             process: None,
+            pid: None,
+            pod,
+            identity: LEDGER_IDENTITY.to_owned(),
+            files: Vec::new(),
             binary: None,
             args,
             dir,
@@ -220,9 +301,11 @@ impl Gateway {
     }
 
     /// A second replica as [`Self::replica`], with `flags` (`--name=value`) in its arguments,
-    /// each in place of this one's of the same name.
+    /// each in place of this one's of the same name (a file of this host a flag names is
+    /// mounted at its path in the image mode).
     pub async fn replica_with(&self, identity: &str, flags: &[&str]) -> anyhow::Result<Self> {
-        self.sibling(identity, None, "127.0.0.1", "127.0.0.1", |args| {
+        let files = container::host_files(flags);
+        self.sibling(identity, None, "127.0.0.1", "127.0.0.1", files, |args| {
             for flag in flags {
                 set_flag(args, flag);
             }
@@ -249,7 +332,7 @@ impl Gateway {
             binary.display()
         );
         let copy = own_copy(binary, &self.dir.join(identity))?;
-        self.sibling(identity, Some(copy), "0.0.0.0", host, |args| {
+        self.sibling(identity, Some(copy), "0.0.0.0", host, Vec::new(), |args| {
             if let Some(period) = keep_warm {
                 set_keep_warm(args, period);
             }
@@ -265,16 +348,22 @@ impl Gateway {
         }
     }
 
-    /// A gateway with this one's arguments (then `adjust`ed) but its own ports and ledger
-    /// identity, started.
+    /// A gateway with this one's arguments (then `adjust`ed, naming `files` beside this one's)
+    /// but its own ports and ledger identity, started.
     async fn sibling(
         &self,
         identity: &str,
         binary: Option<PathBuf>,
         listen: &str,
         host: &str,
+        files: Vec<PathBuf>,
         adjust: impl FnOnce(&mut Vec<String>),
     ) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            binary.is_none() || self.pod.is_none(),
+            "a gateway from another build runs on the host: not in the image mode ({})",
+            container::MODE_VAR
+        );
         let dir = self.dir.join(identity);
         std::fs::create_dir_all(&dir)?;
         let port = free_port()?;
@@ -297,6 +386,10 @@ impl Gateway {
         adjust(&mut args);
         let mut sibling = Self {
             process: None,
+            pid: None,
+            pod: self.pod.clone(),
+            identity: identity.to_owned(),
+            files: self.files.iter().cloned().chain(files).collect(),
             binary: binary.or_else(|| self.binary.clone()),
             args,
             dir,
@@ -369,6 +462,10 @@ impl Gateway {
         ];
         let mut twin = Self {
             process: None,
+            pid: None,
+            pod: None,
+            identity: "noop".to_owned(),
+            files: Vec::new(),
             binary: Some(binary),
             args,
             dir,
@@ -379,17 +476,27 @@ impl Gateway {
         Ok(twin)
     }
 
-    /// Starts (or restarts) the gateway process and waits for /readyz.
+    /// Starts (or restarts) the gateway process (or container) and waits for /readyz.
     pub async fn start(&mut self) -> anyhow::Result<()> {
-        let binary = self.binary()?;
-        let process = Process::spawn("suture-gateway", &binary, &self.args, &self.dir)?;
-        self.process = Some(process);
+        let running = match &self.pod {
+            Some(pod) => Running::Container(Container::run(
+                pod,
+                &self.identity,
+                &self.args,
+                &self.files,
+                &self.dir,
+            )?),
+            None => {
+                let binary = self.binary()?;
+                Running::Host(Process::spawn("suture-gateway", &binary, &self.args, &self.dir)?)
+            }
+        };
+        let process = self.process.insert(running);
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
-            if let Some(process) = &mut self.process {
-                process.check_alive()?;
-            }
+            process.check_alive()?;
             if let Ok((200, _)) = http_get(&self.metrics, "/readyz").await {
+                self.pid = process.pid();
                 return Ok(());
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -397,9 +504,19 @@ impl Gateway {
         anyhow::bail!("the gateway was not ready in 60s:\n{}", self.log_tail(40))
     }
 
-    /// The gateway process's id, while it runs.
+    /// The pod the gateway runs in, in the image mode.
+    pub fn pod(&self) -> Option<&Pod> {
+        self.pod.as_deref()
+    }
+
+    /// The arguments the gateway runs with.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// The gateway process's id on this host, while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.process.as_ref().map(Process::id)
+        self.pid
     }
 
     /// The gateway process's resident memory (VmRSS, KiB), while it runs.
@@ -411,6 +528,7 @@ impl Gateway {
     pub async fn restart_with(&mut self, flag: &str) -> anyhow::Result<()> {
         self.kill();
         self.args.push(flag.to_owned());
+        self.files.extend(container::host_files(&[flag]));
         self.start().await
     }
 
@@ -418,6 +536,11 @@ impl Gateway {
     /// `suture-gateway` (e.g. the profile-guided release build), from its own copy in this
     /// gateway's directory.
     pub fn run_build(&mut self, binary: &Path) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.pod.is_none(),
+            "another build runs on the host: not in the image mode ({})",
+            container::MODE_VAR
+        );
         anyhow::ensure!(
             binary.is_file(),
             "the gateway build {} is not a file",
@@ -444,6 +567,7 @@ impl Gateway {
         if let Some(mut process) = self.process.take() {
             process.stop();
         }
+        self.pid = None;
     }
 
     /// The end of the gateway's log.
@@ -502,14 +626,6 @@ impl Gateway {
     }
 }
 
-/// The `--keep-warm` arguments the in-cluster install (`kubectl suture install`, no
-/// `--webhook-url`) renders into the gateway's Deployment for `service_accounts`: the gateway on
-/// this host rehearses as a replica in the cluster would.
-fn in_cluster_keep_warm(service_accounts: &[&str]) -> anyhow::Result<Vec<String>> {
-    let stream = render_install(&["--self-signed"], service_accounts)?;
-    keep_warm_args(&stream)
-}
-
 /// `kubectl suture install` with `args`, judging `service_accounts`: what it printed.
 fn render_install(args: &[&str], service_accounts: &[&str]) -> anyhow::Result<String> {
     let mut render = Command::new(binaries::path("kubectl-suture")?);
@@ -526,7 +642,8 @@ fn render_install(args: &[&str], service_accounts: &[&str]) -> anyhow::Result<St
     String::from_utf8(out.stdout).context("the install is not UTF-8")
 }
 
-/// The `--keep-warm` arguments of the gateway Deployment in an install's YAML `stream`.
+/// The `--keep-warm` arguments of the gateway Deployment in an install's YAML `stream`: the
+/// gateway on this host rehearses as a replica in the cluster would.
 fn keep_warm_args(stream: &str) -> anyhow::Result<Vec<String>> {
     use serde::Deserialize;
     for document in serde_yaml_ng::Deserializer::from_str(stream) {

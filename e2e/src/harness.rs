@@ -1,7 +1,8 @@
 //! The suite's runner (a `harness = false` test): one cluster for the whole run, tests run in
 //! order, each failure or panic reported with the test's name, the control plane stopped and the
 //! run directory kept (its logs) when anything failed. Without a cluster it prints how to run the
-//! suite and succeeds.
+//! suite and succeeds; so it does, saying what is missing, when the image mode
+//! (`SUTURE_E2E_GATEWAY=image`) is asked for where podman cannot run the image.
 //!
 //! To cargo and nextest the binary lists one test, `suite`; arguments that are not flags filter
 //! the suite's own tests by substring (`cargo test -p suture-e2e -- admission`).
@@ -14,6 +15,7 @@ use std::time::Instant;
 use futures::FutureExt;
 
 use crate::cluster::{Cluster, HOW_TO_RUN};
+use crate::gateway::container::Mode;
 
 /// A test's future.
 pub type TestFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<()>> + 'a>>;
@@ -61,6 +63,18 @@ pub fn main(tests: &[Test]) -> ExitCode {
 
 async fn run(tests: &[&Test]) -> ExitCode {
     let started = Instant::now();
+    match Mode::from_env() {
+        Ok(mode) => {
+            if let Some(missing) = mode.unavailable() {
+                println!("e2e: skipped (the gateway's image cannot run here): {missing}");
+                return ExitCode::SUCCESS;
+            }
+        }
+        Err(error) => {
+            eprintln!("e2e: {error:#}");
+            return ExitCode::FAILURE;
+        }
+    }
     let mut cluster = match Cluster::from_env().await {
         Ok(Some(cluster)) => cluster,
         Ok(None) => {

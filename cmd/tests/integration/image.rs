@@ -12,7 +12,8 @@
 //! Skipped, saying so, where buildah, podman, runc or curl is absent (Debian: `apt-get install
 //! buildah podman runc curl`; `.ci/run` installs them where it can). Podman runs with
 //! `--runtime runc` (crun refuses hybrid cgroups) and explicit ulimits (a sandbox may not raise
-//! them to podman's defaults).
+//! them to podman's defaults): `suture_e2e::podman`, which the e2e suite's image mode runs the
+//! gateway's container with too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,6 +21,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use suture_plugin::install::{Manifest, k8s, parse_stream};
+
+use suture_e2e::podman::{self, podman};
 
 use crate::common::{root, stderr, stdout, suture};
 
@@ -33,25 +36,6 @@ fn gateway_binary() -> PathBuf {
     std::env::var_os("SUTURE_IMAGE_BINARY")
         .map(PathBuf::from)
         .unwrap_or_else(|| assert_cmd::cargo::cargo_bin("suture-gateway"))
-}
-
-fn missing_tools() -> Vec<&'static str> {
-    ["buildah", "podman", "runc", "curl"]
-        .into_iter()
-        .filter(|tool| {
-            !Command::new(tool)
-                .arg("--version")
-                .output()
-                .is_ok_and(|out| out.status.success())
-        })
-        .collect()
-}
-
-/// podman with the runtime and limits this machine needs.
-fn podman() -> Command {
-    let mut cmd = Command::new("podman");
-    cmd.args(["--runtime", "runc"]);
-    cmd
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -172,29 +156,6 @@ fn secret_file(manifests: &[Manifest], key: &str) -> Vec<u8> {
         .unwrap_or_else(|| panic!("no {key} in the rendered Secret"))
 }
 
-/// The podman flags that do what the rendered pod's security contexts ask.
-fn security_flags(pod: &k8s::core::v1::PodSpec) -> Vec<String> {
-    let pod_context = pod.security_context.clone().unwrap();
-    let container = pod.containers[0].security_context.clone().unwrap();
-    let user = pod_context.run_as_user.unwrap();
-    let group = pod_context.run_as_group.unwrap();
-    assert!(user != 0 && pod_context.run_as_non_root == Some(true));
-    let mut flags = vec![format!("--user={user}:{group}")];
-    if container.read_only_root_filesystem == Some(true) {
-        // Kubernetes mounts nothing writable over a read-only root; podman would add tmpfs
-        // /tmp, /var/tmp and /run unless told not to.
-        flags.extend(["--read-only".to_owned(), "--read-only-tmpfs=false".to_owned()]);
-    }
-    let drop = container.capabilities.and_then(|c| c.drop).unwrap_or_default();
-    if drop.iter().any(|c| c == "ALL") {
-        flags.push("--cap-drop=all".to_owned());
-    }
-    if container.allow_privilege_escalation == Some(false) {
-        flags.push("--security-opt=no-new-privileges".to_owned());
-    }
-    flags
-}
-
 /// The host address podman published a container port on.
 fn published(container: &str, port: i32) -> String {
     let out = run(podman().args(["port", container, &format!("{port}/tcp")]));
@@ -207,19 +168,9 @@ fn curl() -> Command {
     cmd
 }
 
-/// One line of /proc/PID/status, e.g. `Uid:`.
-fn status_field(status: &str, field: &str) -> String {
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .unwrap_or_else(|| panic!("no {field} in {status}"))
-        .trim()
-        .to_owned()
-}
-
 #[test]
 fn the_image_runs_the_installed_container_as_rendered() {
-    let missing = missing_tools();
+    let missing = podman::missing(&["buildah", "podman", "runc", "curl"]);
     if !missing.is_empty() {
         eprintln!(
             "skipped: the image test needs {} (Debian: apt-get install buildah podman runc curl)",
@@ -386,21 +337,11 @@ fn the_image_runs_the_installed_container_as_rendered() {
         "--name".into(),
         cleanup.container.clone(),
     ];
-    args.extend([
-        "--ulimit=nofile=20000:20000".into(),
-        "--ulimit=nproc=32768:32768".into(),
-    ]);
-    args.extend(security_flags(&pod));
+    args.extend(podman::LIMITS.map(String::from));
+    args.extend(podman::security_flags(&pod).unwrap());
     let namespace = deployment.metadata.namespace.clone().unwrap();
-    args.extend([
-        format!("--env=POD_NAME={}", cleanup.container),
-        format!("--env=POD_NAMESPACE={namespace}"),
-    ]);
-    for mount in container.volume_mounts.as_ref().unwrap() {
-        assert_eq!(mount.name, "tls", "a volume this test does not provide");
-        let ro = if mount.read_only == Some(true) { ":ro" } else { "" };
-        args.push(format!("--volume={}:{}{ro}", tls.display(), mount.mount_path));
-    }
+    args.extend(podman::env_flags(&pod, &cleanup.container, &namespace).unwrap());
+    args.extend(podman::volume_flags(&pod, &[("tls", &tls)]).unwrap());
     for port in container.ports.as_ref().unwrap() {
         args.push(format!("--publish=127.0.0.1::{}", port.container_port));
     }
@@ -475,31 +416,8 @@ fn the_image_runs_the_installed_container_as_rendered() {
     // privileges, and a read-only root with nothing writable mounted on /tmp.
     let inspect = run(podman().args(["inspect", "--format", "{{.State.Pid}}", &cleanup.container]));
     let pid = stdout(&inspect).trim().to_owned();
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    assert_eq!(
-        status_field(&status, "Uid:")
-            .split_whitespace()
-            .collect::<Vec<_>>(),
-        ["65532"; 4]
-    );
-    assert_eq!(
-        status_field(&status, "Gid:")
-            .split_whitespace()
-            .collect::<Vec<_>>(),
-        ["65532"; 4]
-    );
-    assert_eq!(status_field(&status, "CapEff:"), "0000000000000000");
-    assert_eq!(status_field(&status, "NoNewPrivs:"), "1");
-    let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
-    let options = |point: &str| {
-        mounts.lines().find_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.get(4) == Some(&point)).then(|| fields[5].to_owned())
-        })
-    };
-    let root_options = options("/").unwrap();
-    assert!(root_options.split(',').any(|o| o == "ro"), "/ is {root_options}");
-    assert_eq!(options("/tmp"), None, "nothing is mounted on /tmp");
+    let confinement = podman::Confinement::of(pid.parse().unwrap()).unwrap();
+    confinement.check_installed(65532, 65532).unwrap();
 
     // SIGTERM: it drains and exits 0.
     run(podman().args(["kill", "--signal", "TERM", &cleanup.container]));

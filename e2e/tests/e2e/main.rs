@@ -11,6 +11,7 @@ mod endpoints;
 mod exhausting;
 mod faults;
 mod identities;
+mod image;
 mod kept_warm;
 mod ledger;
 mod model;
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
     tests.extend(bad_input::TESTS);
     tests.extend(exhausting::TESTS);
     tests.extend(plugin::TESTS);
+    tests.extend(image::TESTS);
     tests.extend(faults::TESTS);
     tests.extend(ledger::TESTS);
     tests.extend(policy_reports::TESTS);

@@ -165,11 +165,7 @@ impl<'a> Scan<'a> {
     /// Passes the object starting here, handing each key to `member`, which must pass its
     /// value. `None` (with the value passed over) when the value is not an object.
     pub(crate) fn members(&mut self, mut member: impl FnMut(&mut Self, RawKey<'a>)) -> Option<()> {
-        if !self.at_object() {
-            self.skip_value();
-            return None;
-        }
-        self.at += 1;
+        self.enter(b'{')?;
         loop {
             self.skip_space();
             match self.peek() {
@@ -194,15 +190,22 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Passes the array starting here, calling `element` at each element, which must pass it.
-    /// `None` (with the value passed over) when the value is not an array.
-    pub(crate) fn elements(&mut self, mut element: impl FnMut(&mut Self)) -> Option<()> {
+    /// Steps into the object or array (by its `opening` bracket) starting here; `None`, with the
+    /// value passed over, when the value is something else.
+    fn enter(&mut self, opening: u8) -> Option<()> {
         self.skip_space();
-        if self.peek() != Some(b'[') {
+        if self.peek() != Some(opening) {
             self.skip_value();
             return None;
         }
         self.at += 1;
+        Some(())
+    }
+
+    /// Passes the array starting here, calling `element` at each element, which must pass it.
+    /// `None` (with the value passed over) when the value is not an array.
+    pub(crate) fn elements(&mut self, mut element: impl FnMut(&mut Self)) -> Option<()> {
+        self.enter(b'[')?;
         loop {
             self.skip_space();
             match self.peek() {

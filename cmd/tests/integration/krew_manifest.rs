@@ -67,6 +67,20 @@ fn every_platform_points_at_a_release_archive() {
 /// `scripts/release.sh --binary` packages a built binary for the host, fills its sha256 into a
 /// copy of the manifest (leaving the platforms it did not build at zero) and lists it in
 /// SHA256SUMS; the filled manifest is then validated against the archives it names.
+/// Packages `binary` for linux/amd64 into `out` with `scripts/release.sh` (the packaging only:
+/// the image, the SBOM and cargo-deny have tests and tools of their own).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn package(root: &std::path::Path, out: &std::path::Path, binary: &std::path::Path) {
+    let status = std::process::Command::new("bash")
+        .arg(root.join("scripts/release.sh"))
+        .args(["--out", out.to_str().unwrap(), "--platforms", "linux/amd64"])
+        .args(["--binary", binary.to_str().unwrap()])
+        .args(["--no-image", "--no-sbom", "--no-deny"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 #[test]
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn the_release_script_fills_the_host_archive_sha256() {
@@ -75,20 +89,7 @@ fn the_release_script_fills_the_host_archive_sha256() {
     // A stand-in for the binary keeps the test fast: the script packages whatever it is given.
     let binary = out.path().join("kubectl-suture-built");
     std::fs::write(&binary, "#!/bin/sh\necho kubectl-suture\n").unwrap();
-    let status = std::process::Command::new("bash")
-        .arg(root.join("scripts/release.sh"))
-        .args([
-            "--out",
-            out.path().to_str().unwrap(),
-            "--platforms",
-            "linux/amd64",
-        ])
-        .args(["--binary", binary.to_str().unwrap()])
-        // The packaging only: the image, the SBOM and cargo-deny have tests and tools of their own.
-        .args(["--no-image", "--no-sbom", "--no-deny"])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    package(&root, out.path(), &binary);
     let version = format!("v{}", env!("CARGO_PKG_VERSION"));
     let archive = out
         .path()
@@ -121,19 +122,7 @@ fn the_release_script_fills_the_host_archive_sha256() {
 
     // The same binary, packaged again: the same archive, byte for byte.
     let again = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("bash")
-        .arg(root.join("scripts/release.sh"))
-        .args([
-            "--out",
-            again.path().to_str().unwrap(),
-            "--platforms",
-            "linux/amd64",
-        ])
-        .args(["--binary", binary.to_str().unwrap()])
-        .args(["--no-image", "--no-sbom", "--no-deny"])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    package(&root, again.path(), &binary);
     assert_eq!(
         sha256_of(&again.path().join(archive.file_name().unwrap())),
         sha256_of(&archive)

@@ -25,21 +25,7 @@ pub(crate) fn parse_without(text: &str, skipped: &[&[&str]]) -> Option<Json> {
 /// The paths of `skipped` that go on below `key`, relative to its value; `None` when the value
 /// at `key` is itself skipped.
 pub(crate) fn below<'p>(skipped: &[&'p [&'p str]], key: RawKey<'_>) -> Option<Vec<&'p [&'p str]>> {
-    // Most keys begin no skipped path: nothing to collect (and nothing allocated).
-    if !skipped
-        .iter()
-        .any(|path| path.first().is_some_and(|first| key.is(first)))
-    {
-        return Some(Vec::new());
-    }
-    let below: Vec<&[&str]> = skipped
-        .iter()
-        .filter_map(|path| match path.split_first() {
-            Some((first, rest)) if key.is(first) => Some(rest),
-            _ => None,
-        })
-        .collect();
-    (!below.iter().any(|rest| rest.is_empty())).then_some(below)
+    rest_below(skipped, |first| key.is(first))
 }
 
 /// In a skipped path, each element of a list (`["spec", "volumeClaimTemplates", "*", "status"]`).
@@ -48,10 +34,23 @@ pub(crate) const EVERY_ELEMENT: &str = "*";
 /// The paths of `skipped` that go on below each element of a list; `None` when the elements
 /// themselves are skipped.
 fn below_elements<'p>(skipped: &[&'p [&'p str]]) -> Option<Vec<&'p [&'p str]>> {
+    rest_below(skipped, |first| first == EVERY_ELEMENT)
+}
+
+/// The rest of each path of `skipped` whose first step `step` takes; `None` when one of them
+/// ends there (the value is itself skipped).
+fn rest_below<'p>(skipped: &[&'p [&'p str]], step: impl Fn(&str) -> bool) -> Option<Vec<&'p [&'p str]>> {
+    // Most values begin no skipped path: nothing to collect (and nothing allocated).
+    if !skipped
+        .iter()
+        .any(|path| path.first().is_some_and(|first| step(first)))
+    {
+        return Some(Vec::new());
+    }
     let below: Vec<&[&str]> = skipped
         .iter()
         .filter_map(|path| match path.split_first() {
-            Some((first, rest)) if *first == EVERY_ELEMENT => Some(rest),
+            Some((first, rest)) if step(first) => Some(rest),
             _ => None,
         })
         .collect();

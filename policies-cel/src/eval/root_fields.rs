@@ -145,6 +145,45 @@ mod tests {
         assert_eq!(field("name"), None);
     }
 
+    /// A policy that selects fields of `request` and `oldObject` is judged on those fields
+    /// alone: neither root is converted whole, nor is the object's text parsed into a tree.
+    #[test]
+    fn a_policy_selecting_fields_converts_neither_root_whole() {
+        let policy = r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: fields}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: ["v1"], operations: ["DELETE"], resources: ["pods"]}
+  validations:
+  - expression: "request.operation == 'DELETE' && oldObject.metadata.name == 'p' && !has(request.subResource)"
+    message: first
+  - expression: "request.?name.orValue('') == 'q' && request.dryRun == false"
+    message: second
+"#;
+        let set = crate::policy::Loader::new()
+            .add_str("fields.yaml", policy)
+            .and_then(|loader| loader.finish())
+            .unwrap();
+        let review = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
+            "uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},
+            "resource":{"group":"","version":"v1","resource":"pods"},"name":"p","namespace":"ns",
+            "operation":"DELETE","userInfo":{"username":"system:serviceaccount:db:op"},
+            "oldObject":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"phase":"Running"}}}}"#;
+        let request = crate::WireReview::read(review.as_bytes()).unwrap().into_request();
+        let decision = crate::evaluate(&set, &request, &crate::cluster::EmptyCluster);
+        let messages: Vec<&str> = decision.denials.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages, ["second"], "the first holds, the second does not");
+        assert!(!request.request_is_built(), "request read field by field");
+        assert!(
+            !request.objects().old_object.is_parsed(),
+            "oldObject read from its text"
+        );
+    }
+
     #[test]
     fn each_field_is_converted_once() {
         let memo = FieldMemo::default();

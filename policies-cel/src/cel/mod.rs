@@ -20,6 +20,7 @@ mod error;
 pub mod functions;
 mod interp;
 mod macros;
+pub(crate) mod map_shape;
 mod nesting;
 mod ops;
 pub(crate) mod parsed;

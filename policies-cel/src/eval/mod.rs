@@ -7,6 +7,7 @@ mod escape;
 mod json_text;
 mod json_without;
 mod lax_json;
+mod lazy_impact;
 mod match_memo;
 mod matching;
 mod outline;
@@ -41,11 +42,12 @@ use crate::cel::functions::authorizer::authorizer_for_request;
 use crate::cel::value::from_json;
 use crate::cel::{EvalError, Value};
 use crate::cluster::{ClusterView, Object};
+use crate::eval::lazy_impact::LazyImpact;
 use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
 use crate::history::{Ledger, RequestHistory};
-use crate::impact::{Impact, ImpactFields};
+use crate::impact::ImpactFields;
 use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySet};
 
 /// The annotation kube-apiserver records failed validations with action Audit under.
@@ -121,35 +123,27 @@ pub fn evaluate_in(
         match_memo: match_memo::MatchMemo::default(),
         trial: context.trial,
     };
-    let impact: OnceCell<Result<(Impact, Value), EvalError>> = OnceCell::new();
     let estimate = || {
-        impact
-            .get_or_init(|| {
-                if cluster.object_count() == 0 {
-                    return Err(EvalError::Unavailable(
-                        "impact (no cluster model: give a --cluster snapshot, or run in the gateway)".into(),
-                    ));
-                }
-                crate::stages::mark("policy, before impact");
-                let estimate = crate::impact::estimate_with(request, cluster, &set.profiles);
-                crate::stages::mark("impact estimate");
-                if let Some(key) = estimate.missing.as_ref().filter(|_| live) {
-                    return Err(EvalError::Unavailable(format!(
-                        "impact (the cluster model does not hold {key} yet: its watch has not delivered it)"
-                    )));
-                }
-                // Only what some policy judged here selects of `impact` becomes CEL.
-                let fields = context_policies(set, only).fold(ImpactFields::NONE, |fields, policy| {
-                    fields.union(policy.impact_fields)
-                });
-                let value = estimate.to_value_of(fields);
-                crate::stages::mark("impact as CEL");
-                Ok((estimate, value))
-            })
-            .as_ref()
-            .map(|(_, value)| value.clone())
-            .map_err(Clone::clone)
+        if cluster.object_count() == 0 {
+            return Err(EvalError::Unavailable(
+                "impact (no cluster model: give a --cluster snapshot, or run in the gateway)".into(),
+            ));
+        }
+        crate::stages::mark("policy, before impact");
+        let estimate = crate::impact::estimate_with(request, cluster, &set.profiles);
+        crate::stages::mark("impact estimate");
+        if let Some(key) = estimate.missing.as_ref().filter(|_| live) {
+            return Err(EvalError::Unavailable(format!(
+                "impact (the cluster model does not hold {key} yet: its watch has not delivered it)"
+            )));
+        }
+        Ok(estimate)
     };
+    // Used whole, `impact` holds what some policy judged here selects of it.
+    let read = context_policies(set, only).fold(ImpactFields::NONE, |fields, policy| {
+        fields.union(policy.impact_fields)
+    });
+    let impact = LazyImpact::new(&estimate, read);
     let mut verdict = Verdict::default();
     for policy in context_policies(set, only) {
         for (binding, actions) in bindings_of(set, policy) {
@@ -158,7 +152,7 @@ pub fn evaluate_in(
                 binding,
                 actions,
             };
-            let outcome = judge(&context, &pair, &estimate, &mut verdict);
+            let outcome = judge(&context, &pair, &impact, &mut verdict);
             crate::stages::mark("policy");
             verdict.decision.policies.push(PolicyResult {
                 policy: policy.name.clone(),
@@ -170,10 +164,7 @@ pub fn evaluate_in(
     }
     let mut decision = verdict.finish();
     // The estimate the policies read, for reports and decision logs (never computed again).
-    decision.impact = impact
-        .into_inner()
-        .and_then(Result::ok)
-        .map(|(estimate, _)| estimate);
+    decision.impact = impact.into_estimate();
     decision
 }
 
@@ -312,7 +303,7 @@ pub fn apply_failure(decision: &mut Decision, set: &PolicySet, policy: &Policy, 
 fn judge<'a>(
     context: &Context<'a>,
     pair: &Pair<'a, '_>,
-    impact: &dyn Fn() -> Result<Value, EvalError>,
+    impact: &LazyImpact<'_>,
     verdict: &mut Verdict,
 ) -> Outcome {
     let Pair {

@@ -1,10 +1,11 @@
 //! One policy, through one binding, with one params object, on one request: matchConditions,
 //! validations with their messages, and audit annotations, as kube-apiserver evaluates them.
 
-use crate::cel::{Bindings, Budget, EvalError, Program, Root, Value};
+use crate::cel::{Bindings, Budget, Program, Root, Value};
 use crate::cluster::ClusterView;
 use crate::eval::Request;
 use crate::eval::Trial;
+use crate::eval::lazy_impact::LazyImpact;
 use crate::eval::match_memo::MatchMemo;
 use crate::history::RequestHistory;
 use crate::policy::{EvalOptions, FailurePolicy, Policy};
@@ -44,8 +45,8 @@ pub(crate) struct RunInput<'a> {
     /// Computes (once per request) `authorizer`.
     pub authorizer: &'a dyn Fn() -> Value,
     pub options: &'a EvalOptions,
-    /// Computes (once per request) the `impact` variable.
-    pub impact: &'a dyn Fn() -> Result<Value, EvalError>,
+    /// The `impact` variable, computed once per request, whole or field by field.
+    pub impact: &'a LazyImpact<'a>,
     /// The model behind the `cluster` library, when there is one.
     pub cluster: Option<&'a dyn ClusterView>,
     /// The ledger behind the `history` library, as this request sees it.
@@ -81,10 +82,13 @@ pub(crate) fn run(policy: &Policy, input: RunInput<'_>) -> RunResult {
 /// [`run`] under `budget`.
 fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResult {
     let impact_read = std::cell::Cell::new(false);
-    let estimate = input.impact;
     let impact = || {
         impact_read.set(true);
-        estimate()
+        input.impact.whole()
+    };
+    let impact_field = |field: &str| {
+        impact_read.set(true);
+        input.impact.field(field)
     };
     let request = input.request;
     let object = || Ok(request.object().clone());
@@ -107,6 +111,7 @@ fn run_within(policy: &Policy, input: RunInput<'_>, budget: &Budget) -> RunResul
         .set_lazy(Root::NamespaceObject, &namespace_object)
         .set_lazy(Root::Authorizer, &authorizer)
         .set_lazy(Root::Impact, &impact)
+        .set_lazy_fields(Root::Impact, &impact_field)
         .set_variables(&policy.variables)
         .set_history(input.history);
     if let Some(view) = input.cluster {

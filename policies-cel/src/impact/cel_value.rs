@@ -3,18 +3,18 @@
 //! less code. serde's derived `Serialize` is generic over the serializer, and its flattened
 //! targets go through a map serializer, so turning one estimate into CEL ran through some 35 KiB
 //! of machine code; a gateway's request comes when that code has left the caches, and fetching it
-//! again was a fifth of all the code the judged request fetched (cachegrind). Here each field is
-//! one call of a few small, shared builders.
+//! again was a fifth of all the code the judged request fetched (cachegrind). Here each part is
+//! one map of fixed keys ([`MapShape`], cloned rather than hashed key by key) filled by a few
+//! small, shared builders.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cel::Value;
-use crate::cel::serialize::{map, shared_text, string, unsigned};
-use crate::cel::upstream::objects::Key;
+use crate::cel::map_shape::MapShape;
+use crate::cel::serialize::{string, unsigned};
 use crate::impact::report::{
     BrokenReference, Deletion, ExternalResource, IntendedBy, LostClass, LostServiceAccount, PdbEffect,
-    PodSecurityViolation, PodStop, QuorumEffect, ReleasedAddress, ServiceEffect, StaleOwner, Summary, Target,
+    PodSecurityViolation, PodStop, QuorumEffect, ReleasedAddress, ServiceEffect, StaleOwner, Summary,
     UnconfirmedDeletion, VolumeLoss, WorkloadEffect,
 };
 
@@ -23,53 +23,41 @@ pub(crate) trait ToCel {
     fn to_cel(&self) -> Value;
 }
 
-/// A CEL map under construction, named entry by named entry.
-struct Fields(HashMap<Key, Value>);
-
-impl Fields {
-    fn with_capacity(len: usize) -> Self {
-        Self(HashMap::with_capacity(len))
-    }
-
-    fn value(&mut self, name: &'static str, value: Value) {
-        self.0.insert(Key::String(shared_text(name)), value);
-    }
-
-    fn text(&mut self, name: &'static str, text: &str) {
-        self.value(name, string(text));
-    }
-
-    /// Left out when `None` (`skip_serializing_if = "Option::is_none"`).
-    fn optional_text(&mut self, name: &'static str, text: Option<&str>) {
-        if let Some(text) = text {
-            self.text(name, text);
+/// A CEL map of these named entries (an entry whose value is `None` is left out), built from a
+/// shape each thread keeps for the call site.
+macro_rules! entries {
+    ($($name:literal => $value:expr),+ $(,)?) => {{
+        thread_local! {
+            static SHAPE: MapShape = MapShape::new(&[$($name),+]);
         }
-    }
+        SHAPE.with(|shape| shape.build(&mut [$($value),+]))
+    }};
+}
 
-    fn count(&mut self, name: &'static str, count: usize) {
-        self.value(name, unsigned(count as u64));
-    }
+fn text(text: &str) -> Option<Value> {
+    Some(string(text))
+}
 
-    fn flag(&mut self, name: &'static str, flag: bool) {
-        self.value(name, Value::Bool(flag));
-    }
+/// Left out when `None` (`skip_serializing_if = "Option::is_none"`).
+fn optional_text(text: Option<&str>) -> Option<Value> {
+    text.map(string)
+}
 
-    fn texts(&mut self, name: &'static str, texts: &[String]) {
-        self.value(name, texts.to_cel());
-    }
+/// A flattened target's namespace: left out when empty (a cluster-scoped object).
+fn namespace(namespace: &str) -> Option<Value> {
+    (!namespace.is_empty()).then(|| string(namespace))
+}
 
-    /// A flattened [`Target`]: its kind, namespace (left out when empty) and name.
-    fn target(&mut self, target: &Target) {
-        self.text("kind", &target.kind);
-        if !target.namespace.is_empty() {
-            self.text("namespace", &target.namespace);
-        }
-        self.text("name", &target.name);
-    }
+fn count(count: usize) -> Option<Value> {
+    Some(unsigned(count as u64))
+}
 
-    fn finish(self) -> Value {
-        map(self.0)
-    }
+fn flag(flag: bool) -> Option<Value> {
+    Some(Value::Bool(flag))
+}
+
+fn texts(texts: &[String]) -> Option<Value> {
+    Some(texts.to_cel())
 }
 
 impl<T: ToCel> ToCel for [T] {
@@ -98,209 +86,213 @@ impl ToCel for bool {
 
 impl ToCel for Summary {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(9);
-        map.count("deleted", self.deleted);
-        map.count("podsDisrupted", self.pods_disrupted);
-        map.count("dataLoss", self.data_loss);
-        map.count("servicesWithoutEndpoints", self.services_without_endpoints);
-        map.count("pdbViolations", self.pdb_violations);
-        map.count("workloadsDown", self.workloads_down);
-        map.count("quorumLost", self.quorum_lost);
-        map.count("brokenReferences", self.broken_references);
-        map.count("externalDataLoss", self.external_data_loss);
-        map.finish()
+        entries! {
+            "deleted" => count(self.deleted),
+            "podsDisrupted" => count(self.pods_disrupted),
+            "dataLoss" => count(self.data_loss),
+            "servicesWithoutEndpoints" => count(self.services_without_endpoints),
+            "pdbViolations" => count(self.pdb_violations),
+            "workloadsDown" => count(self.workloads_down),
+            "quorumLost" => count(self.quorum_lost),
+            "brokenReferences" => count(self.broken_references),
+            "externalDataLoss" => count(self.external_data_loss),
+        }
     }
 }
 
 impl ToCel for Deletion {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(4);
-        map.target(&self.object);
-        map.text("reason", &self.reason);
-        map.finish()
+        entries! {
+            "kind" => text(&self.object.kind),
+            "namespace" => namespace(&self.object.namespace),
+            "name" => text(&self.object.name),
+            "reason" => text(&self.reason),
+        }
     }
 }
 
 impl ToCel for PodStop {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(5);
-        map.text("namespace", &self.namespace);
-        map.text("name", &self.name);
-        map.optional_text("node", self.node.as_deref());
-        map.flag("replaced", self.replaced);
-        map.text("reason", &self.reason);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "name" => text(&self.name),
+            "node" => optional_text(self.node.as_deref()),
+            "replaced" => flag(self.replaced),
+            "reason" => text(&self.reason),
+        }
     }
 }
 
 impl ToCel for VolumeLoss {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(8);
-        map.text("namespace", &self.namespace);
-        map.text("claim", &self.claim);
-        map.optional_text("volume", self.volume.as_deref());
-        map.text("reason", &self.reason);
-        map.texts("inUseBy", &self.in_use_by);
-        map.optional_text("statefulSet", self.stateful_set.as_deref());
-        map.flag("released", self.released);
-        map.flag("scheduled", self.scheduled);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "claim" => text(&self.claim),
+            "volume" => optional_text(self.volume.as_deref()),
+            "reason" => text(&self.reason),
+            "inUseBy" => texts(&self.in_use_by),
+            "statefulSet" => optional_text(self.stateful_set.as_deref()),
+            "released" => flag(self.released),
+            "scheduled" => flag(self.scheduled),
+        }
     }
 }
 
 impl ToCel for StaleOwner {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(7);
-        map.target(&self.object);
-        map.text("ownerKind", &self.owner_kind);
-        map.text("ownerName", &self.owner_name);
-        map.text("ownerUid", &self.owner_uid);
-        map.optional_text("liveUid", self.live_uid.as_deref());
-        map.finish()
+        entries! {
+            "kind" => text(&self.object.kind),
+            "namespace" => namespace(&self.object.namespace),
+            "name" => text(&self.object.name),
+            "ownerKind" => text(&self.owner_kind),
+            "ownerName" => text(&self.owner_name),
+            "ownerUid" => text(&self.owner_uid),
+            "liveUid" => optional_text(self.live_uid.as_deref()),
+        }
     }
 }
 
 impl ToCel for UnconfirmedDeletion {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(5);
-        map.text("namespace", &self.namespace);
-        map.text("pod", &self.pod);
-        map.text("node", &self.node);
-        map.text("statefulSet", &self.stateful_set);
-        map.texts("claims", &self.claims);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "pod" => text(&self.pod),
+            "node" => text(&self.node),
+            "statefulSet" => text(&self.stateful_set),
+            "claims" => texts(&self.claims),
+        }
     }
 }
 
 impl ToCel for LostServiceAccount {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(4);
-        map.text("namespace", &self.namespace);
-        map.text("pod", &self.pod);
-        map.text("serviceAccount", &self.service_account);
-        map.flag("token", self.token);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "pod" => text(&self.pod),
+            "serviceAccount" => text(&self.service_account),
+            "token" => flag(self.token),
+        }
     }
 }
 
 impl ToCel for LostClass {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(5);
-        map.text("namespace", &self.namespace);
-        map.text("pod", &self.pod);
-        map.text("kind", &self.kind);
-        map.text("class", &self.class);
-        map.text("controller", &self.controller);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "pod" => text(&self.pod),
+            "kind" => text(&self.kind),
+            "class" => text(&self.class),
+            "controller" => text(&self.controller),
+        }
     }
 }
 
 impl ToCel for PodSecurityViolation {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(5);
-        map.text("namespace", &self.namespace);
-        map.text("pod", &self.pod);
-        map.text("controller", &self.controller);
-        map.text("level", &self.level);
-        map.texts("reasons", &self.reasons);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "pod" => text(&self.pod),
+            "controller" => text(&self.controller),
+            "level" => text(&self.level),
+            "reasons" => texts(&self.reasons),
+        }
     }
 }
 
 impl ToCel for ReleasedAddress {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(4);
-        map.text("namespace", &self.namespace);
-        map.text("service", &self.service);
-        map.texts("addresses", &self.addresses);
-        map.text("reason", &self.reason);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "service" => text(&self.service),
+            "addresses" => texts(&self.addresses),
+            "reason" => text(&self.reason),
+        }
     }
 }
 
 impl ToCel for ExternalResource {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(6);
-        map.text("provider", &self.provider);
-        map.text("kind", &self.kind);
-        map.text("id", &self.id);
-        map.flag("dataLoss", self.data_loss);
-        map.text("by", &self.by);
-        map.text("reason", &self.reason);
-        map.finish()
+        entries! {
+            "provider" => text(&self.provider),
+            "kind" => text(&self.kind),
+            "id" => text(&self.id),
+            "dataLoss" => flag(self.data_loss),
+            "by" => text(&self.by),
+            "reason" => text(&self.reason),
+        }
     }
 }
 
 impl ToCel for IntendedBy {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(3);
-        map.text("by", &self.by);
-        map.text("profile", &self.profile);
-        map.text("reason", &self.reason);
-        map.finish()
+        entries! {
+            "by" => text(&self.by),
+            "profile" => text(&self.profile),
+            "reason" => text(&self.reason),
+        }
     }
 }
 
 impl ToCel for WorkloadEffect {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(6);
-        map.target(&self.workload);
-        map.count("readyBefore", self.ready_before);
-        map.count("readyAfter", self.ready_after);
-        map.count("readyWorst", self.ready_worst);
-        map.finish()
+        entries! {
+            "kind" => text(&self.workload.kind),
+            "namespace" => namespace(&self.workload.namespace),
+            "name" => text(&self.workload.name),
+            "readyBefore" => count(self.ready_before),
+            "readyAfter" => count(self.ready_after),
+            "readyWorst" => count(self.ready_worst),
+        }
     }
 }
 
 impl ToCel for ServiceEffect {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(5);
-        map.text("namespace", &self.namespace);
-        map.text("name", &self.name);
-        map.count("readyBefore", self.ready_before);
-        map.count("readyAfter", self.ready_after);
-        if !self.unserved_ports.is_empty() {
-            map.texts("unservedPorts", &self.unserved_ports);
+        entries! {
+            "namespace" => text(&self.namespace),
+            "name" => text(&self.name),
+            "readyBefore" => count(self.ready_before),
+            "readyAfter" => count(self.ready_after),
+            "unservedPorts" => (!self.unserved_ports.is_empty()).then(|| self.unserved_ports.to_cel()),
         }
-        map.finish()
     }
 }
 
 impl ToCel for PdbEffect {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(6);
-        map.text("namespace", &self.namespace);
-        map.text("name", &self.name);
-        map.count("desiredHealthy", self.desired_healthy);
-        map.count("currentHealthy", self.current_healthy);
-        map.count("healthyAfter", self.healthy_after);
-        map.flag("violated", self.violated);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "name" => text(&self.name),
+            "desiredHealthy" => count(self.desired_healthy),
+            "currentHealthy" => count(self.current_healthy),
+            "healthyAfter" => count(self.healthy_after),
+            "violated" => flag(self.violated),
+        }
     }
 }
 
 impl ToCel for QuorumEffect {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(6);
-        map.text("namespace", &self.namespace);
-        map.text("name", &self.name);
-        map.count("readyBefore", self.ready_before);
-        map.count("readyAfter", self.ready_after);
-        map.count("majority", self.majority);
-        map.flag("lost", self.lost);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "name" => text(&self.name),
+            "readyBefore" => count(self.ready_before),
+            "readyAfter" => count(self.ready_after),
+            "majority" => count(self.majority),
+            "lost" => flag(self.lost),
+        }
     }
 }
 
 impl ToCel for BrokenReference {
     fn to_cel(&self) -> Value {
-        let mut map = Fields::with_capacity(5);
-        map.text("namespace", &self.namespace);
-        map.text("pod", &self.pod);
-        map.text("kind", &self.kind);
-        map.text("name", &self.name);
-        map.text("key", &self.key);
-        map.finish()
+        entries! {
+            "namespace" => text(&self.namespace),
+            "pod" => text(&self.pod),
+            "kind" => text(&self.kind),
+            "name" => text(&self.name),
+            "key" => text(&self.key),
+        }
     }
 }
 
@@ -309,6 +301,7 @@ mod tests {
     use super::*;
     use crate::cel::serialize::to_value;
     use crate::cel::value::to_json;
+    use crate::impact::report::Target;
     use crate::impact::{Impact, ImpactFields};
 
     fn target(namespace: &str) -> Target {

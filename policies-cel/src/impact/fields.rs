@@ -3,10 +3,9 @@
 //! `impact.summary` alone pays for the summary, not for every pod and note), and every field
 //! when any expression uses `impact` otherwise ([`FieldsRead::Whole`]).
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 
-use crate::cel::serialize::shared_text;
-use crate::cel::upstream::objects::Key;
+use crate::cel::map_shape::MapShape;
 use crate::cel::{FieldsRead, Program, Root, Value};
 use crate::impact::Impact;
 use crate::impact::cel_value::ToCel;
@@ -26,16 +25,24 @@ macro_rules! impact_fields {
         impl Impact {
             /// The estimate as the CEL `impact` variable, with only `fields` in it.
             pub fn to_value_of(&self, fields: ImpactFields) -> Value {
-                let mut map = HashMap::with_capacity(fields.len());
+                let mut values = Vec::with_capacity(fields.len());
                 let mut index = 0;
                 $(
                     if fields.0 & (1 << index) != 0 {
-                        map.insert(Key::String(shared_text($name)), self.$field.to_cel());
+                        values.push(Some(self.$field.to_cel()));
                     }
                     index += 1;
                 )+
                 let _ = index;
-                crate::cel::serialize::map(map)
+                with_shape_of(fields, |shape| shape.build(&mut values))
+            }
+
+            /// The top-level field `name` of the `impact` variable alone (`None`: no such field).
+            pub fn field_to_value(&self, name: &str) -> Option<Value> {
+                match name {
+                    $($name => Some(self.$field.to_cel()),)+
+                    _ => None,
+                }
             }
         }
     };
@@ -63,6 +70,32 @@ impact_fields! {
     "intended" => intended,
     "notes" => notes,
     "modelled" => modelled,
+}
+
+/// How many sets of fields each thread keeps the shape of `impact` for (a policy set reads one
+/// set; a reload or another set offline, another).
+const SHAPES_KEPT: usize = 8;
+
+/// `f` with the shape of an `impact` holding `fields` (by their names, in `impact`'s order), kept
+/// by the thread.
+fn with_shape_of<R>(fields: ImpactFields, f: impl FnOnce(&MapShape) -> R) -> R {
+    thread_local! {
+        static SHAPES: RefCell<Vec<(ImpactFields, MapShape)>> = const { RefCell::new(Vec::new()) };
+    }
+    SHAPES.with_borrow_mut(|shapes| {
+        let place = match shapes.iter().position(|(kept, _)| *kept == fields) {
+            Some(place) => place,
+            None => {
+                if shapes.len() == SHAPES_KEPT {
+                    shapes.remove(0);
+                }
+                let names: Vec<&str> = fields.names().collect();
+                shapes.push((fields, MapShape::new(&names)));
+                shapes.len() - 1
+            }
+        };
+        f(&shapes[place].1)
+    })
 }
 
 impl ImpactFields {
@@ -146,10 +179,13 @@ mod tests {
         names.sort_unstable();
         assert_eq!(keys, names, "NAMES lists every field of Impact, by its CEL name");
         for estimate in &estimates {
-            assert_eq!(
-                to_json(&estimate.to_value_of(ImpactFields::ALL)),
-                to_json(&estimate.to_value())
-            );
+            let whole = to_json(&estimate.to_value());
+            assert_eq!(to_json(&estimate.to_value_of(ImpactFields::ALL)), whole);
+            for name in NAMES {
+                let alone = estimate.field_to_value(name).map(|value| to_json(&value));
+                assert_eq!(alone.as_ref(), whole.get(name), "{name} alone");
+            }
+            assert!(estimate.field_to_value("nosuch").is_none());
         }
     }
 

@@ -35,7 +35,7 @@ mod volumes;
 mod wording;
 mod workloads;
 
-pub use fields::ImpactFields;
+pub use fields::{ImpactFields, NAMES as IMPACT_FIELD_NAMES};
 pub use report::{Impact, Summary};
 
 use crate::cel::Value;

@@ -55,6 +55,20 @@ impl Frame<'_> {
         Ok(Some(value))
     }
 
+    /// The map `operand` holds when it is a local variable holding a map (an element of a
+    /// comprehension, most often): borrowed where it is instead of copied out to select one
+    /// field. The operand's step is charged as if it had been evaluated.
+    fn local_map(&self, operand: &Node) -> Result<Option<&Map>, EvalError> {
+        let Kind::Local(slot) = operand.kind else {
+            return Ok(None);
+        };
+        let Some(Value::Map(map)) = self.locals.get(slot) else {
+            return Ok(None);
+        };
+        self.budget.charge(1)?;
+        Ok(Some(map))
+    }
+
     fn bool(&mut self, node: &Node) -> Result<bool, EvalError> {
         match self.eval(node)? {
             Value::Bool(b) => Ok(b),
@@ -94,6 +108,11 @@ impl Frame<'_> {
                 if let Some(value) = self.root_field(operand, field)? {
                     return value.ok_or_else(|| EvalError::NoSuchKey(field.to_string()));
                 }
+                if let Some(map) = self.local_map(operand)? {
+                    return field_of(map, field)
+                        .cloned()
+                        .ok_or_else(|| EvalError::NoSuchKey(field.to_string()));
+                }
                 let operand = self.eval(operand)?;
                 // Selecting from an optional (`a.?b.c`) stays optional: none when absent.
                 if let Some(opt) = as_optional_value(&operand) {
@@ -108,6 +127,9 @@ impl Frame<'_> {
             }
             Kind::Has { operand, field } if let Some(value) = self.root_field(operand, field)? => {
                 Ok(Value::Bool(value.is_some()))
+            }
+            Kind::Has { operand, field } if let Some(map) = self.local_map(operand)? => {
+                Ok(Value::Bool(field_of(map, field).is_some()))
             }
             Kind::Has { operand, field } => match self.eval(operand)? {
                 Value::Map(map) => Ok(Value::Bool(field_of(&map, field).is_some())),

@@ -171,8 +171,16 @@ pub(crate) fn add(left: Value, right: Value, budget: &Budget) -> Result<Value, E
         (Value::Float(a), Value::Float(b)) => Ok(Value::Float(a + b)),
         (Value::String(mut a), Value::String(b)) => {
             budget.charge_len(a.len() + b.len())?;
-            Arc::make_mut(&mut a).push_str(&b);
-            Ok(Value::String(a))
+            if let Some(owned) = Arc::get_mut(&mut a) {
+                owned.push_str(&b);
+                return Ok(Value::String(a));
+            }
+            // Shared (a variable, a field of `impact`): one string of the joined length, not a
+            // copy grown again.
+            let mut joined = String::with_capacity(a.len() + b.len());
+            joined.push_str(&a);
+            joined.push_str(&b);
+            Ok(Value::String(Arc::new(joined)))
         }
         (Value::List(mut a), Value::List(b)) => {
             budget.charge_len(a.len() + b.len())?;

@@ -406,7 +406,7 @@ mod tests {
                 let whole = project(item, &mut ClusterModel::new()).unwrap();
                 let spec = project_spec(item, &mut ClusterModel::new()).unwrap();
                 assert_eq!(spec, whole.spec, "{}", whole.key);
-                kinds.insert(whole.key.kind.to_string());
+                kinds.insert(whole.key.kind.as_ref().to_owned());
                 objects += 1;
             }
         }

@@ -60,12 +60,14 @@ pub(crate) struct RawKey<'a> {
 }
 
 impl<'a> RawKey<'a> {
-    /// Whether the key is `wanted` (unescaped first only when it has escapes).
+    /// Whether the key is `wanted` (unescaped first only when it has escapes). An escape is
+    /// longer written than what it stands for, so a key with escapes is longer than its text
+    /// unescaped: most keys are told apart by their length alone.
     pub(crate) fn is(&self, wanted: &str) -> bool {
-        if self.raw.contains('\\') {
-            self.unescaped() == wanted
-        } else {
-            self.raw == wanted
+        match self.raw.len().cmp(&wanted.len()) {
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => self.raw == wanted && !self.raw.contains('\\'),
+            std::cmp::Ordering::Greater => self.raw.contains('\\') && self.unescaped() == wanted,
         }
     }
 
@@ -531,6 +533,22 @@ pub(crate) mod tests {
             None,
             "the last a has no b"
         );
+    }
+
+    #[test]
+    fn a_raw_key_is_the_text_it_stands_for() {
+        let key = |raw| RawKey { raw, start: 0 };
+        assert!(key("template").is("template"));
+        assert!(key(r"t\u0065mplate").is("template"), "escaped, longer");
+        assert!(key(r"a\\b").is(r"a\b"));
+        assert!(
+            !key(r"a\\b").is(r"a\\b"),
+            "the same text, but escaped it stands for a\\b"
+        );
+        assert!(!key("templat").is("template"));
+        assert!(!key("templates").is("template"));
+        assert!(!key(r"t\u0065mplatex").is("template"));
+        assert!(key("").is(""));
     }
 
     #[test]

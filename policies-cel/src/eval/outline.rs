@@ -46,6 +46,24 @@ impl Outline {
         Self::outlined(text, false)
     }
 
+    /// The top-level outline of a text whose fields' places are known already (a reader that
+    /// wrote the text field by field): each field's key (between its quotes) and value, in the
+    /// order they stand.
+    pub(crate) fn of_top_level_fields(fields: Vec<(Range<usize>, Range<usize>)>) -> Self {
+        let fields = fields
+            .into_iter()
+            .map(|(key, value)| Field {
+                parent: None,
+                key,
+                value,
+            })
+            .collect();
+        Self {
+            fields,
+            nested: false,
+        }
+    }
+
     fn outlined(text: &str, nested: bool) -> Self {
         let mut fields = Vec::with_capacity(if nested { 48 } else { 16 });
         let mut scan = Scan::new(text);

@@ -106,15 +106,17 @@ impl Request {
     }
 
     /// The parts of a request read from text: `request` is built from `fields` (the text of
-    /// a JSON object) on first read.
+    /// a JSON object, whose top-level fields are where `outline` says) on first read.
     pub(crate) fn assemble_from_text(
         admission: AdmissionRequest<DynamicObject>,
         objects: Objects,
         fields: String,
+        outline: Outline,
     ) -> Self {
         Self {
             request: OnceLock::new(),
             fields: Some(fields.into_boxed_str()),
+            fields_outline: OnceLock::from(outline),
             ..Self::assemble(admission, objects, Value::Null)
         }
     }

@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
 use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, TypeMeta};
@@ -20,6 +21,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::eval::outline::Outline;
 use crate::eval::request::{Objects, Request};
 use crate::eval::wire::WireObject;
 use crate::stages;
@@ -33,6 +35,9 @@ pub struct WireReview {
     /// The same fields as the text of a JSON object, as received: the `request` CEL value is
     /// built from it, so policies see exactly what was sent.
     fields: String,
+    /// Where each field is in `fields`, noted as it was written (a field read alone is found
+    /// without passing over the text again).
+    fields_outline: Outline,
     object: WireObject,
     old_object: WireObject,
 }
@@ -53,6 +58,7 @@ impl WireReview {
         }
         let WireRequest {
             fields,
+            places,
             object,
             old_object,
         } = envelope.request?;
@@ -65,6 +71,7 @@ impl WireReview {
         Some(Self {
             admission,
             fields,
+            fields_outline: Outline::of_top_level_fields(places),
             object: wire_object(object)?,
             old_object: wire_object(old_object)?,
         })
@@ -90,7 +97,7 @@ impl WireReview {
             old_object: self.old_object,
             options,
         };
-        Request::assemble_from_text(self.admission, objects, self.fields)
+        Request::assemble_from_text(self.admission, objects, self.fields, self.fields_outline)
     }
 }
 
@@ -117,6 +124,8 @@ struct Envelope<'a> {
 /// The request: its own fields as the text of a JSON object, its objects as text.
 struct WireRequest {
     fields: String,
+    /// Each field's key (between its quotes) and value in `fields`.
+    places: Vec<(Range<usize>, Range<usize>)>,
     object: Option<Box<RawValue>>,
     old_object: Option<Box<RawValue>>,
 }
@@ -139,6 +148,7 @@ impl<'de> Visitor<'de> for WireRequestVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireRequest, A::Error> {
         let mut request = WireRequest {
             fields: String::with_capacity(1024),
+            places: Vec::with_capacity(16),
             object: None,
             old_object: None,
         };
@@ -153,21 +163,29 @@ impl<'de> Visitor<'de> for WireRequestVisitor {
                     if request.fields.len() > 1 {
                         request.fields.push(',');
                     }
-                    match &key {
+                    let fields = &mut request.fields;
+                    let key_place = match &key {
                         // Borrowed: the key had no escape sequence, and JSON text holds no raw
                         // control character, so it is written back as it came.
                         Cow::Borrowed(plain) => {
-                            request.fields.push('"');
-                            request.fields.push_str(plain);
-                            request.fields.push('"');
+                            fields.push('"');
+                            let start = fields.len();
+                            fields.push_str(plain);
+                            let end = fields.len();
+                            fields.push('"');
+                            start..end
                         }
                         Cow::Owned(unescaped) => {
                             let quoted = serde_json::to_string(unescaped).map_err(A::Error::custom)?;
-                            request.fields.push_str(&quoted);
+                            let start = fields.len() + 1;
+                            fields.push_str(&quoted);
+                            start..fields.len() - 1
                         }
-                    }
-                    request.fields.push(':');
-                    request.fields.push_str(value.get());
+                    };
+                    fields.push(':');
+                    let start = fields.len();
+                    fields.push_str(value.get());
+                    request.places.push((key_place, start..fields.len()));
                 }
             }
         }
@@ -216,6 +234,43 @@ mod tests {
         let read = WireReview::read(review(&request).as_bytes()).unwrap();
         let cel = crate::cel::value::to_json(read.into_request().request());
         assert_eq!(cel["x\"y"], 1);
+    }
+
+    /// The places noted while the fields were written are where an outline of the text finds
+    /// them: every top-level field of every recorded review, and an escaped key.
+    #[test]
+    fn the_fields_are_outlined_as_they_are_written() {
+        let escaped = POD.replacen(r#""name":"p","#, r#""name":"p","x\u0079":{"a":1},"#, 1);
+        let mut reviews: Vec<Vec<u8>> = crate::eval::review::tests::recorded_reviews()
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect();
+        let escaped = review(&escaped).into_bytes();
+        assert!(WireReview::read(&escaped).is_some(), "an escaped key is usual");
+        reviews.push(escaped);
+        let mut checked = 0;
+        for text in reviews {
+            let Some(read) = WireReview::read(&text) else {
+                continue;
+            };
+            let fields = &read.fields;
+            let outlined = Outline::top_level(fields);
+            let keys: Vec<String> = match serde_json::from_str::<serde_json::Value>(fields) {
+                Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+                other => panic!("{other:?}"),
+            };
+            for key in keys.iter().map(String::as_str).chain(["xy", "missing"]) {
+                for path in [&[key][..], &[key, "a"], &[key, "username"]] {
+                    assert_eq!(
+                        read.fields_outline.find(fields, path),
+                        outlined.find(fields, path),
+                        "{path:?} in {fields}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "only {checked} fields checked");
     }
 
     #[test]

@@ -45,8 +45,8 @@ pub fn workload_of(request: &Request, cluster: &dyn ClusterView) -> Option<Workl
         object = owner;
     }
     found.map(|w| WorkloadRef {
-        kind: w.key.kind.to_string(),
-        namespace: w.key.namespace.to_string(),
-        name: w.key.name.to_string(),
+        kind: w.key.kind.as_ref().to_owned(),
+        namespace: w.key.namespace.as_ref().to_owned(),
+        name: w.key.name.as_ref().to_owned(),
     })
 }

@@ -22,8 +22,8 @@ fn addresses(service: &Object) -> Option<&[crate::cluster::object::Text]> {
 
 fn released(service: &Object, reason: String) -> ReleasedAddress {
     ReleasedAddress {
-        namespace: service.key.namespace.to_string(),
-        service: service.key.name.to_string(),
+        namespace: service.key.namespace.as_ref().to_owned(),
+        service: service.key.name.as_ref().to_owned(),
         addresses: addresses(service)
             .unwrap_or_default()
             .iter()

@@ -48,8 +48,8 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
     };
     let was_violated = old.is_some_and(|o| o.violated());
     effects.pdb_overrides.push(PdbEffect {
-        namespace: pdb.key.namespace.to_string(),
-        name: pdb.key.name.to_string(),
+        namespace: pdb.key.namespace.as_ref().to_owned(),
+        name: pdb.key.name.as_ref().to_owned(),
         desired_healthy: new.desired,
         current_healthy: new.current,
         healthy_after: new.current,

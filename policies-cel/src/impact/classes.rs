@@ -31,8 +31,8 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, kind: ClassKind
         .filter_map(|pod| {
             let controller = pod.controller()?;
             Some(LostClass {
-                namespace: pod.key.namespace.to_string(),
-                pod: pod.key.name.to_string(),
+                namespace: pod.key.namespace.as_ref().to_owned(),
+                pod: pod.key.name.as_ref().to_owned(),
                 kind: kind.kind().to_owned(),
                 class: class.to_string(),
                 controller: format!("{} {}/{}", controller.kind, pod.key.namespace, controller.name),

@@ -183,8 +183,8 @@ fn check_pod(pod: &Object, kind: &str, name: &str, removed: &[String], gone: boo
     for key in removed {
         if reads(key, true) {
             effects.broken_references.push(BrokenReference {
-                namespace: pod.key.namespace.to_string(),
-                pod: pod.key.name.to_string(),
+                namespace: pod.key.namespace.as_ref().to_owned(),
+                pod: pod.key.name.as_ref().to_owned(),
                 kind: kind.to_owned(),
                 name: name.to_owned(),
                 key: key.clone(),
@@ -204,8 +204,8 @@ fn check_pod(pod: &Object, kind: &str, name: &str, removed: &[String], gone: boo
     let whole = |required: bool| uses.iter().any(|u| u.keys.is_none() && u.required == required);
     if gone && whole(true) {
         effects.broken_references.push(BrokenReference {
-            namespace: pod.key.namespace.to_string(),
-            pod: pod.key.name.to_string(),
+            namespace: pod.key.namespace.as_ref().to_owned(),
+            pod: pod.key.name.as_ref().to_owned(),
             kind: kind.to_owned(),
             name: name.to_owned(),
             key: WHOLE_OBJECT.to_owned(),

@@ -31,9 +31,9 @@ pub(crate) fn ready_selected<'a>(
 
 fn target(key: &ObjectKey) -> Target {
     Target {
-        kind: key.kind.to_string(),
-        namespace: key.namespace.to_string(),
-        name: key.name.to_string(),
+        kind: key.kind.as_ref().to_owned(),
+        namespace: key.namespace.as_ref().to_owned(),
+        name: key.name.as_ref().to_owned(),
     }
 }
 
@@ -148,8 +148,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             continue;
         }
         impact.pods.push(PodStop {
-            namespace: pod.key.namespace.to_string(),
-            name: pod.key.name.to_string(),
+            namespace: pod.key.namespace.as_ref().to_owned(),
+            name: pod.key.name.as_ref().to_owned(),
             node: pod.pod().and_then(|p| p.node.as_deref()).map(str::to_owned),
             replaced: stop.replaced,
             reason: stop.reason.clone(),
@@ -188,8 +188,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
     {
         let (before, after) = service_endpoints(view, service, &down_at_worst);
         impact.services.push(ServiceEffect {
-            namespace: service.key.namespace.to_string(),
-            name: service.key.name.to_string(),
+            namespace: service.key.namespace.as_ref().to_owned(),
+            name: service.key.name.as_ref().to_owned(),
             ready_before: before,
             ready_after: after,
             unserved_ports: Vec::new(),
@@ -207,8 +207,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
         let Some(service) = view.get(key) else { continue };
         let (before, _) = service_endpoints(view, service, &no_pods);
         impact.services.push(ServiceEffect {
-            namespace: key.namespace.to_string(),
-            name: key.name.to_string(),
+            namespace: key.namespace.as_ref().to_owned(),
+            name: key.name.as_ref().to_owned(),
             ready_before: before,
             ready_after: 0,
             unserved_ports: Vec::new(),
@@ -279,8 +279,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
                     && down_at_worst.contains(&p.key)
             });
         impact.pdbs.push(PdbEffect {
-            namespace: pdb.key.namespace.to_string(),
-            name: pdb.key.name.to_string(),
+            namespace: pdb.key.namespace.as_ref().to_owned(),
+            name: pdb.key.name.as_ref().to_owned(),
             desired_healthy: desired,
             current_healthy: current,
             healthy_after: after,
@@ -315,8 +315,8 @@ pub(crate) fn assemble(view: &dyn ClusterView, subject: &Subject, mut effects: E
             let majority = before / 2 + 1;
             let lowest = worst.min(after);
             impact.quorum.push(QuorumEffect {
-                namespace: workload.key.namespace.to_string(),
-                name: workload.key.name.to_string(),
+                namespace: workload.key.namespace.as_ref().to_owned(),
+                name: workload.key.name.as_ref().to_owned(),
                 ready_before: before,
                 ready_after: lowest,
                 majority,
@@ -368,7 +368,7 @@ fn describe_volume(view: &dyn ClusterView, volume: &mut crate::impact::report::V
         .pods_using_claim(&volume.namespace, &volume.claim)
         .into_iter()
         .filter(|p| p.pod().is_some_and(|s| !s.finished()))
-        .map(|p| p.key.name.to_string())
+        .map(|p| p.key.name.as_ref().to_owned())
         .collect();
     volume.in_use_by.sort();
     volume.stateful_set = view
@@ -388,7 +388,7 @@ fn describe_volume(view: &dyn ClusterView, volume: &mut crate::impact::report::V
                     .strip_prefix('-')?
                     .parse::<i64>()
                     .ok()?;
-                (ordinal < *replicas).then(|| o.key.name.to_string())
+                (ordinal < *replicas).then(|| o.key.name.as_ref().to_owned())
             }),
             _ => None,
         });

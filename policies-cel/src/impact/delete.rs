@@ -116,9 +116,9 @@ pub(crate) fn note_dangling_owners(view: &dyn ClusterView, object: &Object, effe
         });
         effects.stale_owners.push(crate::impact::report::StaleOwner {
             object: crate::impact::report::Target {
-                kind: object.key.kind.to_string(),
-                namespace: object.key.namespace.to_string(),
-                name: object.key.name.to_string(),
+                kind: object.key.kind.as_ref().to_owned(),
+                namespace: object.key.namespace.as_ref().to_owned(),
+                name: object.key.name.as_ref().to_owned(),
             },
             owner_kind: owner.kind.to_string(),
             owner_name: owner.name.to_string(),

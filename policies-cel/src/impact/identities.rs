@@ -41,9 +41,9 @@ pub(crate) fn deleted(view: &dyn ClusterView, subject: &Subject, effects: &mut E
     effects
         .lost_service_accounts
         .extend(users.iter().map(|(pod, token)| LostServiceAccount {
-            namespace: key.namespace.to_string(),
-            pod: pod.key.name.to_string(),
-            service_account: key.name.to_string(),
+            namespace: key.namespace.as_ref().to_owned(),
+            pod: pod.key.name.as_ref().to_owned(),
+            service_account: key.name.as_ref().to_owned(),
             token: *token,
         }));
     let holding = match (users.len(), tokens) {

@@ -76,8 +76,8 @@ fn leave_budget(view: &dyn ClusterView, pdb: &Object, pod: &Object, labels: &Lab
     let removed = usize::from(healthy(pod));
     let after = now.current.saturating_sub(removed);
     Some(PdbEffect {
-        namespace: pdb.key.namespace.to_string(),
-        name: pdb.key.name.to_string(),
+        namespace: pdb.key.namespace.as_ref().to_owned(),
+        name: pdb.key.name.as_ref().to_owned(),
         desired_healthy: now.desired,
         current_healthy: now.current,
         healthy_after: after,

@@ -137,7 +137,7 @@ fn evict(view: &dyn ClusterView, node: &str, taints: &[&Taint], effects: &mut Ef
                 effects.delete(pod, reason.clone());
                 effects.stop(pod, replaced(view, pod), true, reason);
             }
-            None => tolerating.push(pod.key.name.to_string()),
+            None => tolerating.push(pod.key.name.as_ref().to_owned()),
         }
     }
     if !tolerating.is_empty() {

@@ -68,7 +68,7 @@ pub(crate) fn namespace_updated(view: &dyn ClusterView, subject: &Subject, effec
         ));
         return;
     };
-    let name = new.key.name.to_string();
+    let name = new.key.name.as_ref().to_owned();
     if other_labels_changed(&old, &new) {
         effects.note(format!(
             "Namespace {name}'s labels change: NetworkPolicies and webhooks that select namespaces by label are not read"
@@ -126,7 +126,7 @@ fn refused_pods(view: &dyn ClusterView, namespace: &str, before: Level, after: L
         };
         refused.push(PodSecurityViolation {
             namespace: namespace.to_owned(),
-            pod: object.key.name.to_string(),
+            pod: object.key.name.as_ref().to_owned(),
             controller: format!("{} {namespace}/{}", controller.kind, controller.name),
             level: after.as_str().to_owned(),
             reasons: reasons(violations, after),
@@ -238,8 +238,8 @@ pub(crate) fn template_refusal(
     let mut refused: Vec<PodSecurityViolation> = pods
         .iter()
         .map(|pod| PodSecurityViolation {
-            namespace: key.namespace.to_string(),
-            pod: pod.key.name.to_string(),
+            namespace: key.namespace.as_ref().to_owned(),
+            pod: pod.key.name.as_ref().to_owned(),
             controller: controller.clone(),
             level: level.to_owned(),
             reasons: refusal.reasons.clone(),

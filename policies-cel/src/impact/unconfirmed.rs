@@ -56,8 +56,8 @@ pub(crate) fn estimate(view: &dyn ClusterView, subject: &Subject, effects: &mut 
         return;
     }
     effects.unconfirmed.push(UnconfirmedDeletion {
-        namespace: subject.key.namespace.to_string(),
-        pod: subject.key.name.to_string(),
+        namespace: subject.key.namespace.as_ref().to_owned(),
+        pod: subject.key.name.as_ref().to_owned(),
         node: node.to_owned(),
         stateful_set: stateful_set.name.to_string(),
         claims: spec.claims.iter().map(ToString::to_string).collect(),

@@ -5,9 +5,9 @@
 //! and almost never use it whole. A selected field is converted alone, on its first read by any
 //! policy of the request ([`Activation::root_field`](crate::cel::Activation::root_field)), so a
 //! field that no policy judging this request reads is never converted, and a selection goes
-//! straight to its field instead of through a map of every field the set reads. An expression
-//! that uses `impact` whole gets the map of the fields its set reads
-//! ([`ImpactFields`]), built once.
+//! straight to its field instead of through a map of every field the set reads. `impact` is read
+//! whole only by an expression that uses it whole (`string(impact)`: selections go through
+//! [`LazyImpact::field`]), which reads every field: it is built once, with all of them.
 
 use std::cell::OnceCell;
 
@@ -21,8 +21,6 @@ const FIELDS: usize = crate::impact::IMPACT_FIELD_NAMES.len();
 pub(crate) struct LazyImpact<'a> {
     /// Estimates the request's impact (called at most once), or says why it cannot.
     estimate: &'a dyn Fn() -> Result<Impact, EvalError>,
-    /// The fields the whole value holds: those the policies judging the request read.
-    read: ImpactFields,
     estimated: OnceCell<Result<Impact, EvalError>>,
     whole: OnceCell<Value>,
     /// Each field converted, by its place in `impact`'s order.
@@ -30,11 +28,10 @@ pub(crate) struct LazyImpact<'a> {
 }
 
 impl<'a> LazyImpact<'a> {
-    /// `impact` from `estimate`, whole with the fields `read`.
-    pub(crate) fn new(estimate: &'a dyn Fn() -> Result<Impact, EvalError>, read: ImpactFields) -> Self {
+    /// `impact` from `estimate`.
+    pub(crate) fn new(estimate: &'a dyn Fn() -> Result<Impact, EvalError>) -> Self {
         Self {
             estimate,
-            read,
             estimated: OnceCell::new(),
             whole: OnceCell::new(),
             fields: std::array::from_fn(|_| OnceCell::new()),
@@ -49,7 +46,7 @@ impl<'a> LazyImpact<'a> {
     pub(crate) fn whole(&self) -> Result<Value, EvalError> {
         let estimate = self.estimated().as_ref().map_err(Clone::clone)?;
         let value = self.whole.get_or_init(|| {
-            let value = estimate.to_value_of(self.read);
+            let value = estimate.to_value_of(ImpactFields::ALL);
             crate::stages::mark("impact as CEL");
             value
         });
@@ -100,7 +97,7 @@ mod tests {
             made.set(made.get() + 1);
             Ok(estimate())
         };
-        let impact = LazyImpact::new(&compute, ImpactFields::ALL);
+        let impact = LazyImpact::new(&compute);
         let Ok(Value::Map(whole)) = impact.whole() else {
             panic!("a map")
         };
@@ -116,7 +113,7 @@ mod tests {
     #[test]
     fn without_an_estimate_a_field_defers_to_the_whole_which_says_why() {
         let compute = || Err(EvalError::Unavailable("impact (no cluster model)".into()));
-        let impact = LazyImpact::new(&compute, ImpactFields::ALL);
+        let impact = LazyImpact::new(&compute);
         assert_eq!(impact.field("summary"), None);
         assert!(matches!(impact.whole(), Err(EvalError::Unavailable(_))));
         assert!(impact.into_estimate().is_none());
@@ -125,7 +122,7 @@ mod tests {
     #[test]
     fn a_field_read_alone_converts_no_other() {
         let compute = || Ok(estimate());
-        let impact = LazyImpact::new(&compute, ImpactFields::ALL);
+        let impact = LazyImpact::new(&compute);
         assert!(matches!(impact.field("summary"), Some(Some(Value::Map(_)))));
         let converted = impact.fields.iter().filter(|field| field.get().is_some()).count();
         assert_eq!(converted, 1);

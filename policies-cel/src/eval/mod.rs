@@ -47,7 +47,6 @@ use crate::eval::matching::MatchInput;
 use crate::eval::params::ParamChoice;
 use crate::eval::run::{RunInput, RunOutcome, Violation, run};
 use crate::history::{Ledger, RequestHistory};
-use crate::impact::ImpactFields;
 use crate::policy::{Action, Binding, FailurePolicy, Policy, PolicyKind, PolicySet};
 
 /// The annotation kube-apiserver records failed validations with action Audit under.
@@ -139,11 +138,7 @@ pub fn evaluate_in(
         }
         Ok(estimate)
     };
-    // Used whole, `impact` holds what some policy judged here selects of it.
-    let read = context_policies(set, only).fold(ImpactFields::NONE, |fields, policy| {
-        fields.union(policy.impact_fields)
-    });
-    let impact = LazyImpact::new(&estimate, read);
+    let impact = LazyImpact::new(&estimate);
     let mut verdict = Verdict::default();
     for policy in context_policies(set, only) {
         for (binding, actions) in bindings_of(set, policy) {

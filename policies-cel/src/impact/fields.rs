@@ -1,7 +1,6 @@
-//! Which of `impact`'s top-level fields policies read. The estimate becomes a CEL value once per
-//! request; only the fields some policy judging the request selects are converted (a set that reads
-//! `impact.summary` alone pays for the summary, not for every pod and note), and every field
-//! when any expression uses `impact` otherwise ([`FieldsRead::Whole`]).
+//! `impact`'s top-level fields by their CEL names: each converted alone (what a selection of one
+//! reads, `eval/lazy_impact.rs`), a chosen set of them as one map (every field when an expression
+//! uses `impact` whole), and which fields a compiled program reads ([`FieldsRead`]).
 
 use std::cell::RefCell;
 

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use k8s_openapi::api::admissionregistration::v1 as k8s;
 
 use crate::cel::{Env, ExprType, Program, Root};
-use crate::impact::ImpactFields;
 use crate::policy::LoadError;
 use crate::policy::TypeMismatch;
 use crate::policy::context::{Ctx, Report};
@@ -35,8 +34,6 @@ pub(crate) struct Body {
     pub(crate) audit_annotations: Vec<AuditAnnotation>,
     /// Some expression reads `impact`.
     pub(crate) uses_impact: bool,
-    /// The fields of `impact` the expressions read.
-    pub(crate) impact_fields: ImpactFields,
     /// Some expression reads `cluster`.
     pub(crate) uses_cluster: bool,
     /// Some expression reads `history`.
@@ -219,7 +216,6 @@ impl Compiler<'_, '_> {
             }
             Ok(program) => {
                 self.body.uses_impact |= program.uses(Root::Impact);
-                self.body.impact_fields = self.body.impact_fields.union(ImpactFields::read_by(&program));
                 self.body.uses_cluster |= program.uses(Root::Cluster);
                 self.body.uses_history |= program.uses(Root::History);
                 Some(Arc::new(program))

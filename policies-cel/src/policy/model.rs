@@ -7,7 +7,6 @@ use k8s_openapi::api::admissionregistration::v1::MatchResources;
 use serde::Serialize;
 
 use crate::cel::{AuthorizerMode, DEFAULT_COST_LIMIT, Program};
-use crate::impact::ImpactFields;
 use crate::policy::{ParamObjects, SourceRef};
 
 /// Where a policy came from; it decides which fields may be set and how it is bound.
@@ -108,9 +107,6 @@ pub struct Policy {
     pub actions: Vec<Action>,
     /// True when any expression reads `impact` (the estimate is then computed for matching requests).
     pub uses_impact: bool,
-    /// The fields of `impact` its expressions read (only those are turned into CEL); for a
-    /// policy built in code, [`ImpactFields::ALL`] is always right.
-    pub impact_fields: ImpactFields,
     /// SafetyPolicy only: the escape-hatch annotation (see `SafetyPolicySpec::allow_annotation`).
     pub allow_annotation: Option<String>,
     /// The severity it declares for reports (`suture.dev/severity`: critical, high, medium,

@@ -259,7 +259,6 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         subjects,
         actions,
         uses_impact: body.uses_impact,
-        impact_fields: body.impact_fields,
         allow_annotation: spec.allow_annotation,
         severity,
     })

@@ -75,7 +75,6 @@ pub(crate) fn policy(ctx: &Ctx<'_>, value: &Value, report: &mut Report) -> Optio
         subjects: None,
         actions: Vec::new(),
         uses_impact: body.uses_impact,
-        impact_fields: body.impact_fields,
         allow_annotation: None,
         severity,
     })

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use k8s_openapi::api::admissionregistration::v1::{MatchResources, NamedRuleWithOperations};
 use policies_cel::cel::Env;
 use policies_cel::eval::Outcome;
-use policies_cel::impact::ImpactFields;
 use policies_cel::policy::{
     Action, AuditAnnotation, Binding, FailurePolicy, NamedExpr, ParamRefSpec, Policy, PolicyKind, PolicySet,
     SourceRef, Subjects, Validation,
@@ -46,7 +45,6 @@ fn policy(name: &str, kind: PolicyKind, validations: Vec<Validation>) -> Policy 
         subjects: None,
         actions: vec![],
         uses_impact: false,
-        impact_fields: ImpactFields::NONE,
         allow_annotation: None,
         severity: None,
     }

@@ -232,12 +232,7 @@ async fn stage_timings_time_each_step_of_a_request_in_its_decision_line() {
             .map(|stage| stage["stage"].as_str().unwrap().to_owned())
             .collect()
     };
-    let reading = [
-        "read: raw check",
-        "read: envelope",
-        "read: request fields",
-        "read: objects",
-    ];
+    let reading = ["read: text checked", "read: request fields", "read: objects"];
 
     let judged = &lines[0];
     assert_eq!(judged["lane"], "inline", "{judged}");

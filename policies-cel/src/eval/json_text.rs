@@ -62,12 +62,18 @@ pub(crate) struct RawKey<'a> {
 impl<'a> RawKey<'a> {
     /// Whether the key is `wanted` (unescaped first only when it has escapes). An escape is
     /// longer written than what it stands for, so a key with escapes is longer than its text
-    /// unescaped: most keys are told apart by their length alone.
+    /// unescaped: most keys are told apart by their length alone, and most longer keys by their
+    /// first byte (which is the first character unescaped unless it begins an escape).
     pub(crate) fn is(&self, wanted: &str) -> bool {
         match self.raw.len().cmp(&wanted.len()) {
             std::cmp::Ordering::Less => false,
             std::cmp::Ordering::Equal => self.raw == wanted && !self.raw.contains('\\'),
-            std::cmp::Ordering::Greater => self.raw.contains('\\') && self.unescaped() == wanted,
+            std::cmp::Ordering::Greater => {
+                let first = self.raw.as_bytes().first().copied();
+                (first == Some(b'\\') || first == wanted.as_bytes().first().copied())
+                    && self.raw.contains('\\')
+                    && self.unescaped() == wanted
+            }
         }
     }
 
@@ -548,6 +554,11 @@ pub(crate) mod tests {
         assert!(!key("templat").is("template"));
         assert!(!key("templates").is("template"));
         assert!(!key(r"t\u0065mplatex").is("template"));
+        assert!(
+            key(r"\u0074emplate").is("template"),
+            "escaped from the first byte"
+        );
+        assert!(key(r"\\t").is(r"\t") && !key(r"x\u0074").is("tt"));
         assert!(key("").is(""));
     }
 

@@ -2,11 +2,11 @@
 //! each says (per-validation outcomes), and how their answers combine into one [`Decision`],
 //! exactly as kube-apiserver does for ValidatingAdmissionPolicy.
 
+mod checked_json;
 mod decision;
 mod escape;
 mod json_text;
 mod json_without;
-mod lax_json;
 mod lazy_impact;
 mod match_memo;
 mod matching;

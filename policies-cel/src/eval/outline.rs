@@ -15,7 +15,7 @@ use crate::eval::json_text::{self, RawKey, Scan};
 use crate::eval::json_without;
 
 /// Where an object's fields, and their fields, are in its text.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Outline {
     fields: Vec<Field>,
     /// Whether the fields of top-level objects are outlined too.
@@ -23,14 +23,14 @@ pub(crate) struct Outline {
 }
 
 /// One field of the object, or of one of its fields.
-#[derive(Debug, Clone)]
-struct Field {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Field {
     /// The top-level field this one is in (its place in `fields`); `None` at the top level.
-    parent: Option<usize>,
+    pub parent: Option<usize>,
     /// The key between its quotes, escapes as written.
-    key: Range<usize>,
+    pub key: Range<usize>,
     /// The value's text.
-    value: Range<usize>,
+    pub value: Range<usize>,
 }
 
 impl Outline {
@@ -62,6 +62,13 @@ impl Outline {
             fields,
             nested: false,
         }
+    }
+
+    /// The outline of an object's text from its fields found by another reader, in the order
+    /// they stand, each top-level field followed by its own fields when its value is an object
+    /// (as [`Outline::of`] finds them).
+    pub(crate) fn of_fields(fields: Vec<Field>) -> Self {
+        Self { fields, nested: true }
     }
 
     fn outlined(text: &str, nested: bool) -> Self {

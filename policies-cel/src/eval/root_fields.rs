@@ -100,10 +100,9 @@ fn converted(text: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use serde_json::value::RawValue;
 
     fn wire(text: &str) -> WireObject {
-        WireObject::from_text(RawValue::from_string(text.to_owned()).unwrap())
+        WireObject::from_text(text.into())
     }
 
     #[test]

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use serde_json::Value as Json;
-use serde_json::value::RawValue;
 
 use crate::eval::json_text;
 use crate::eval::outline::Outline;
@@ -42,7 +41,7 @@ impl Found<'_> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WireObject {
     /// The text as received; `None` when the tree was given instead (or nothing).
-    text: Option<Box<RawValue>>,
+    text: Option<Box<str>>,
     tree: OnceLock<Option<Json>>,
     /// Where the text's fields are, outlined on the first read of a field.
     outline: OnceLock<Outline>,
@@ -54,13 +53,23 @@ impl WireObject {
         Self::default()
     }
 
-    /// An object received as text (JSON `null` reads as absent).
-    pub fn from_text(text: Box<RawValue>) -> Self {
-        if text.get().trim() == "null" {
+    /// An object received as text, outlined on its first read (JSON `null` reads as absent).
+    #[cfg(test)]
+    pub fn from_text(text: Box<str>) -> Self {
+        if text.trim() == "null" {
             return Self::absent();
         }
         Self {
             text: Some(text),
+            ..Self::default()
+        }
+    }
+
+    /// An object's text, checked as valid JSON, with its outline ([`Outline::of`]'s).
+    pub fn outlined(text: Box<str>, outline: Outline) -> Self {
+        Self {
+            text: Some(text),
+            outline: OnceLock::from(outline),
             ..Self::default()
         }
     }
@@ -82,20 +91,20 @@ impl WireObject {
     pub fn is_object(&self) -> bool {
         match (self.tree.get(), &self.text) {
             (Some(tree), _) => tree.as_ref().is_some_and(Json::is_object),
-            (None, Some(text)) => text.get().trim_start().starts_with('{'),
+            (None, Some(text)) => text.trim_start().starts_with('{'),
             (None, None) => false,
         }
     }
 
     /// The object as a JSON tree, parsed on first read. The text was read as valid JSON when
-    /// the review was, and held nothing a parse refuses (`lax_json`), so parsing it again cannot
+    /// the review was, and held nothing a parse refuses (`checked_json`), so parsing it again cannot
     /// fail.
     pub fn json(&self) -> Option<&Json> {
         self.tree
             .get_or_init(|| {
                 self.text
                     .as_deref()
-                    .and_then(|text| serde_json::from_str(text.get()).ok())
+                    .and_then(|text| serde_json::from_str(text).ok())
             })
             .as_ref()
     }
@@ -107,12 +116,18 @@ impl WireObject {
         if let Some(tree) = self.tree.get() {
             return tree.as_ref().map(Cow::Borrowed);
         }
-        let text = self.text.as_deref()?.get();
+        let text = self.text.as_deref()?;
         self.outline(text).tree_without(text, skipped).map(Cow::Owned)
     }
 
+    /// The object's text, when it came as text (tests).
+    #[cfg(test)]
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
     /// The outline of `text`, this object's text.
-    fn outline(&self, text: &str) -> &Outline {
+    pub(super) fn outline(&self, text: &str) -> &Outline {
         self.outline.get_or_init(|| Outline::of(text))
     }
 
@@ -125,7 +140,6 @@ impl WireObject {
                 .and_then(|tree| crate::impact::field(tree, path))
                 .map(Found::Tree),
             (None, Some(text)) => {
-                let text = text.get();
                 let range = self.outline(text).find(text, path)?;
                 text.get(range).map(Found::Text)
             }
@@ -174,8 +188,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn text(s: &str) -> Box<RawValue> {
-        RawValue::from_string(s.to_owned()).unwrap()
+    fn text(s: &str) -> Box<str> {
+        s.into()
     }
 
     #[test]

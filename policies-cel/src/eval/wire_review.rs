@@ -1,30 +1,30 @@
 //! An AdmissionReview read from its JSON text in one pass, the way a webhook receives it: the
 //! request's own fields typed (all a webhook needs to decide whether any policy could apply) with
-//! their text kept for CEL, and the objects kept as text. [`WireReview::into_request`] finishes
-//! it into a [`Request`] without reading the body again: the `request` CEL value is built then,
-//! the objects' trees when something reads them.
+//! their text kept for CEL, and the objects kept as text, outlined as they were passed.
+//! [`WireReview::into_request`] finishes it into a [`Request`] without reading the body again: the
+//! `request` CEL value is built then, the objects' trees when something reads them.
 //!
-//! Anything unusual (an extra top-level field, an object that is neither a JSON object nor null,
-//! a malformed or repeated field, nesting beyond serde_json's limit, text a raw value's validation
-//! lets through but a parse refuses: [`lax_json`](super::lax_json)) gives `None`: the caller
-//! takes the typed reading ([`Request::from_review`]), whose result or error is the reference.
-//! The objects' own fields are not typed here: kube-apiserver validated the objects before
-//! calling the webhook (typing `metadata` alone cost a third of the reading).
+//! The pass checks the text as it goes ([`checked_json`](super::checked_json)): it accepts only
+//! what serde_json parses. Anything unusual (an extra top-level field, an object that is neither
+//! a JSON object nor null, a malformed or repeated field, text the check cannot vouch for) gives
+//! `None`: the caller takes the typed reading ([`Request::from_review`]), whose result or error
+//! is the reference. The objects' own fields are not typed here: kube-apiserver validated the
+//! objects before calling the webhook (typing `metadata` alone cost a third of the reading).
 
-use std::borrow::Cow;
-use std::fmt;
 use std::ops::Range;
 
 use kube_core::admission::AdmissionRequest;
 use kube_core::{DynamicObject, TypeMeta};
-use serde::Deserialize;
-use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
-use serde_json::value::RawValue;
 
-use crate::eval::outline::Outline;
+use crate::eval::checked_json::{Checked, Str};
+use crate::eval::outline::{Field, Outline};
 use crate::eval::request::{Objects, Request};
 use crate::eval::wire::WireObject;
 use crate::stages;
+
+/// The review's `apiVersion` and `kind`.
+const API_VERSION: &str = "admission.k8s.io/v1";
+const KIND: &str = "AdmissionReview";
 
 /// A review read from its text: the request's fields typed, its objects not parsed.
 #[derive(Debug, Clone)]
@@ -45,35 +45,49 @@ pub struct WireReview {
 impl WireReview {
     /// Reads an `admission.k8s.io/v1` AdmissionReview with a request from its JSON text;
     /// `None` when it is anything but the usual, valid shape.
-    pub fn read(text: &[u8]) -> Option<Self> {
-        // The text kept (objects, fields) is parsed later, and must parse then.
-        if crate::eval::lax_json::beyond_raw_validation(text) {
+    pub fn read(body: &[u8]) -> Option<Self> {
+        let text = std::str::from_utf8(body).ok()?;
+        let mut checked = Checked::new(text);
+        let (mut api_version, mut kind, mut request) = (None, None, None);
+        checked.object(|checked, key| {
+            let key = key.unescaped(text)?;
+            let slot = match &*key {
+                "apiVersion" => &mut api_version,
+                "kind" => &mut kind,
+                "request" => {
+                    // A repeated field is unusual.
+                    return request
+                        .replace(WireRequest::read(checked, text)?)
+                        .is_none()
+                        .then_some(());
+                }
+                _ => return None,
+            };
+            let value = checked.string_value()?.unescaped(text)?;
+            slot.replace(value).is_none().then_some(())
+        })?;
+        if !checked.at_end() || api_version.as_deref() != Some(API_VERSION) || kind.as_deref() != Some(KIND) {
             return None;
         }
-        stages::mark("read: raw check");
-        let envelope: Envelope<'_> = serde_json::from_slice(text).ok()?;
-        stages::mark("read: envelope");
-        if envelope.api_version != "admission.k8s.io/v1" || envelope.kind != "AdmissionReview" {
-            return None;
-        }
+        stages::mark("read: text checked");
         let WireRequest {
             fields,
             places,
             object,
             old_object,
-        } = envelope.request?;
+        } = request?;
         let mut admission: AdmissionRequest<DynamicObject> = serde_json::from_str(&fields).ok()?;
         stages::mark("read: request fields");
         admission.types = TypeMeta {
-            api_version: envelope.api_version.into_owned(),
-            kind: envelope.kind.into_owned(),
+            api_version: API_VERSION.to_owned(),
+            kind: KIND.to_owned(),
         };
         Some(Self {
             admission,
             fields,
             fields_outline: Outline::of_top_level_fields(places),
-            object: wire_object(object)?,
-            old_object: wire_object(old_object)?,
+            object,
+            old_object,
         })
     }
 
@@ -101,96 +115,94 @@ impl WireReview {
     }
 }
 
-/// An object's text, when it is a JSON object or null.
-fn wire_object(text: Option<Box<RawValue>>) -> Option<WireObject> {
-    let Some(text) = text else {
-        return Some(WireObject::absent());
-    };
-    let trimmed = text.get().trim_start();
-    (trimmed.starts_with('{') || trimmed.starts_with("null")).then(|| WireObject::from_text(text))
-}
-
-/// The review's envelope; any other top-level field makes it unusual.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope<'a> {
-    #[serde(rename = "apiVersion", borrow, default)]
-    api_version: Cow<'a, str>,
-    #[serde(borrow, default)]
-    kind: Cow<'a, str>,
-    request: Option<WireRequest>,
-}
-
-/// The request: its own fields as the text of a JSON object, its objects as text.
+/// The request: its own fields as the text of a JSON object, its objects as outlined text.
 struct WireRequest {
     fields: String,
     /// Each field's key (between its quotes) and value in `fields`.
     places: Vec<(Range<usize>, Range<usize>)>,
-    object: Option<Box<RawValue>>,
-    old_object: Option<Box<RawValue>>,
+    object: WireObject,
+    old_object: WireObject,
 }
 
-impl<'de> Deserialize<'de> for WireRequest {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(WireRequestVisitor)
-    }
-}
-
-struct WireRequestVisitor;
-
-impl<'de> Visitor<'de> for WireRequestVisitor {
-    type Value = WireRequest;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an admission request")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WireRequest, A::Error> {
-        let mut request = WireRequest {
+impl WireRequest {
+    /// The request object starting at `checked` in `text`; `None` when it is unusual.
+    fn read(checked: &mut Checked<'_>, text: &str) -> Option<Self> {
+        let mut request = Self {
             fields: String::with_capacity(1024),
             places: Vec::with_capacity(16),
-            object: None,
-            old_object: None,
+            object: WireObject::absent(),
+            old_object: WireObject::absent(),
         };
         request.fields.push('{');
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match &*key {
-                "object" => request.object = Some(map.next_value()?),
-                "oldObject" => request.old_object = Some(map.next_value()?),
-                _ => {
-                    // Borrowed from the body: the field is only validated here, and copied.
-                    let value: &'de RawValue = map.next_value()?;
-                    if request.fields.len() > 1 {
-                        request.fields.push(',');
-                    }
-                    let fields = &mut request.fields;
-                    let key_place = match &key {
-                        // Borrowed: the key had no escape sequence, and JSON text holds no raw
-                        // control character, so it is written back as it came.
-                        Cow::Borrowed(plain) => {
-                            fields.push('"');
-                            let start = fields.len();
-                            fields.push_str(plain);
-                            let end = fields.len();
-                            fields.push('"');
-                            start..end
-                        }
-                        Cow::Owned(unescaped) => {
-                            let quoted = serde_json::to_string(unescaped).map_err(A::Error::custom)?;
-                            let start = fields.len() + 1;
-                            fields.push_str(&quoted);
-                            start..fields.len() - 1
-                        }
-                    };
-                    fields.push(':');
-                    let start = fields.len();
-                    fields.push_str(value.get());
-                    request.places.push((key_place, start..fields.len()));
-                }
+        checked.object(|checked, key| {
+            match &*key.unescaped(text)? {
+                // A repeated object keeps its last value, as serde_json's tree does.
+                "object" => request.object = object(checked, text)?,
+                "oldObject" => request.old_object = object(checked, text)?,
+                _ => request.copy_field(text, &key, checked.value()?),
             }
-        }
+            Some(())
+        })?;
         request.fields.push('}');
-        Ok(request)
+        Some(request)
+    }
+
+    /// Writes the field whose key and value are at `key` and `value` in `text`, noting where.
+    fn copy_field(&mut self, text: &str, key: &Str, value: Range<usize>) {
+        let fields = &mut self.fields;
+        if fields.len() > 1 {
+            fields.push(',');
+        }
+        // The key as written: its escapes are valid JSON here too.
+        fields.push('"');
+        let key_start = fields.len();
+        fields.push_str(text.get(key.inner.clone()).unwrap_or_default());
+        let key_place = key_start..fields.len();
+        fields.push_str("\":");
+        let value_start = fields.len();
+        fields.push_str(text.get(value).unwrap_or_default());
+        self.places.push((key_place, value_start..fields.len()));
+    }
+}
+
+/// The object (`object`, `oldObject`) starting at `checked`: JSON `null` (absent) or an object,
+/// outlined two levels deep as it is checked; `None` for anything else.
+fn object(checked: &mut Checked<'_>, text: &str) -> Option<WireObject> {
+    match checked.next_byte()? {
+        b'n' => checked.value().map(|_| WireObject::absent()),
+        b'{' => {
+            let start = checked.position();
+            let at = |range: Range<usize>| range.start - start..range.end - start;
+            let mut fields: Vec<Field> = Vec::with_capacity(48);
+            checked.object(|checked, key| {
+                let parent = fields.len();
+                fields.push(Field {
+                    parent: None,
+                    key: at(key.inner),
+                    value: 0..0,
+                });
+                let value_start = checked.next_byte().map(|_| checked.position())?;
+                if checked.next_byte()? == b'{' {
+                    checked.object(|checked, key| {
+                        let value = checked.value()?;
+                        fields.push(Field {
+                            parent: Some(parent),
+                            key: at(key.inner),
+                            value: at(value),
+                        });
+                        Some(())
+                    })?;
+                } else {
+                    checked.value()?;
+                }
+                let value = at(value_start..checked.position());
+                fields.get_mut(parent)?.value = value;
+                Some(())
+            })?;
+            let own = text.get(start..checked.position())?;
+            Some(WireObject::outlined(own.into(), Outline::of_fields(fields)))
+        }
+        _ => None,
     }
 }
 
@@ -271,6 +283,30 @@ mod tests {
             }
         }
         assert!(checked > 100, "only {checked} fields checked");
+    }
+
+    /// The outline noted while an object was checked is the one a pass over its text makes;
+    /// every recorded review the typed reading takes is read this way.
+    #[test]
+    fn the_objects_are_outlined_as_they_are_checked() {
+        let mut outlined = 0;
+        for (path, text) in crate::eval::review::tests::recorded_reviews() {
+            let typed = serde_json::from_slice(&text).map(Request::from_review);
+            let Some(read) = WireReview::read(&text) else {
+                assert!(
+                    !matches!(typed, Ok(Ok(_))),
+                    "{} is left to the typed reading",
+                    path.display()
+                );
+                continue;
+            };
+            for object in [&read.object, &read.old_object] {
+                let Some(text) = object.text() else { continue };
+                assert_eq!(object.outline(text), &Outline::of(text), "{}", path.display());
+                outlined += 1;
+            }
+        }
+        assert!(outlined > 10, "only {outlined} objects");
     }
 
     #[test]

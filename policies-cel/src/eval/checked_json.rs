@@ -101,17 +101,76 @@ impl<'a> Checked<'a> {
     pub(crate) fn value(&mut self) -> Option<Range<usize>> {
         self.skip_space();
         let start = self.at;
-        match self.peek()? {
-            b'"' => self.pass_string().map(drop),
-            b'{' => self.object(|checked, _| checked.value().map(drop)),
-            b'[' => self.array(),
-            b't' => self.literal(b"true"),
-            b'f' => self.literal(b"false"),
-            b'n' => self.literal(b"null"),
-            b'-' | b'0'..=b'9' => self.number(),
-            _ => None,
-        }?;
+        self.pass()?;
         Some(start..self.at)
+    }
+
+    /// Passes and checks the value starting here, containers and all, in one loop: the
+    /// containers open are a stack of bits (set: an object), as deep as [`MAX_DEPTH`] allows.
+    fn pass(&mut self) -> Option<()> {
+        let base = self.depth;
+        let mut objects: u128 = 0;
+        loop {
+            // A value is expected here.
+            match self.next_byte()? {
+                b'"' => drop(self.pass_string()?),
+                b'{' => {
+                    self.enter(b'{')?;
+                    objects = objects << 1 | 1;
+                    if self.next_byte()? != b'}' {
+                        self.key()?;
+                        continue;
+                    }
+                    self.leave()?;
+                    objects >>= 1;
+                }
+                b'[' => {
+                    self.enter(b'[')?;
+                    objects <<= 1;
+                    if self.next_byte()? != b']' {
+                        continue;
+                    }
+                    self.leave()?;
+                    objects >>= 1;
+                }
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                b'-' | b'0'..=b'9' => self.number()?,
+                _ => return None,
+            }
+            // After a value: close containers until one goes on, or the value started is done.
+            loop {
+                if self.depth == base {
+                    return Some(());
+                }
+                let in_object = objects & 1 == 1;
+                match self.next_byte()? {
+                    b',' => {
+                        self.at += 1;
+                        if in_object {
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    b'}' if in_object => {}
+                    b']' if !in_object => {}
+                    _ => return None,
+                }
+                self.leave()?;
+                objects >>= 1;
+            }
+        }
+    }
+
+    /// Passes an object's key and the colon after it.
+    #[inline(always)]
+    fn key(&mut self) -> Option<()> {
+        (self.next_byte()? == b'"').then_some(())?;
+        self.pass_string()?;
+        (self.next_byte()? == b':').then_some(())?;
+        self.at += 1;
+        Some(())
     }
 
     /// Passes the string starting here (past white space), which must be one.
@@ -135,21 +194,6 @@ impl<'a> Checked<'a> {
             match self.next_byte()? {
                 b',' => self.at += 1,
                 b'}' => return self.leave(),
-                _ => return None,
-            }
-        }
-    }
-
-    fn array(&mut self) -> Option<()> {
-        self.enter(b'[')?;
-        if self.next_byte()? == b']' {
-            return self.leave();
-        }
-        loop {
-            self.value()?;
-            match self.next_byte()? {
-                b',' => self.at += 1,
-                b']' => return self.leave(),
                 _ => return None,
             }
         }
@@ -383,6 +427,16 @@ mod tests {
             "Infinity",
             "[1,2",
             "{\"a\":{\"b\":[}}",
+            "[1}",
+            "{\"a\":1]",
+            "[{]}",
+            "[{}}",
+            "[,1]",
+            "{,}",
+            "{\"a\":1,,\"b\":2}",
+            "{\"a\":1,}",
+            "{\"a\"}",
+            "[[1],[2]",
         ] {
             assert!(!serde_accepts(text), "serde_json accepts {text:?}");
             assert!(!accepts(text), "{text:?}");

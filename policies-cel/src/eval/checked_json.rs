@@ -1,7 +1,7 @@
 //! A pass over JSON text that checks it as it goes: the one-pass review reader
 //! ([`WireReview::read`](super::wire_review::WireReview::read)) checks the body and notes where
-//! each value is in the same pass, where it used to have serde_json check the text as raw values
-//! and then pass over the objects again to outline them.
+//! each value is in the same pass, so that nothing passes over the objects' text again to find
+//! their fields.
 //!
 //! It accepts only text that serde_json parses into a tree, and refuses a little more, which the
 //! caller then reads the slower, typed way (whose result or error is the reference): an escaped
@@ -45,6 +45,7 @@ const fn string_stop(word: u64) -> u64 {
 pub(crate) struct Str {
     /// Between the quotes, escapes as written.
     pub inner: Range<usize>,
+    /// Whether the text holds an escape (then [`Str::unescaped`] decodes it).
     pub escaped: bool,
 }
 

@@ -14,26 +14,13 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::eval::swar::{bytes_below, bytes_equal, first_stop};
+
 /// Deeper nesting is refused.
 const MAX_DEPTH: u32 = 100;
 
 /// Digits and exponent of a number together from which it is refused.
 const NUMBER_REACH: usize = 300;
-
-/// Eight bytes of text at a time (SWAR): every byte is `0x01` times the byte.
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = ONES << 7;
-
-/// The high bit of each byte of `word` below `limit` (a byte under 0x80); the lowest one set is
-/// the first such byte (higher ones may be false, from a borrow, which is never read).
-const fn bytes_below(word: u64, limit: u8) -> u64 {
-    word.wrapping_sub(ONES * limit as u64) & !word & HIGH_BITS
-}
-
-/// The same for the bytes equal to `byte`.
-const fn bytes_equal(word: u64, byte: u8) -> u64 {
-    bytes_below(word ^ (ONES * byte as u64), 1)
-}
 
 /// Where a string's scan stops: a quote, a backslash or a control character (refused).
 const fn string_stop(word: u64) -> u64 {
@@ -256,25 +243,15 @@ impl<'a> Checked<'a> {
         let mut at = self.at + 1;
         let mut escaped = false;
         loop {
-            let stop = loop {
-                if let Some(word) = bytes
-                    .get(at..at + 8)
-                    .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
-                {
-                    let found = string_stop(u64::from_le_bytes(word));
-                    if found == 0 {
-                        at += 8;
-                        continue;
-                    }
-                    at += (found.trailing_zeros() / 8) as usize;
-                    break *bytes.get(at)?;
-                }
-                let byte = *bytes.get(at)?;
-                if matches!(byte, b'"' | b'\\') || byte < 0x20 {
-                    break byte;
-                }
+            at = first_stop(bytes, at, string_stop);
+            // Past the last eight bytes, one at a time.
+            while bytes
+                .get(at)
+                .is_some_and(|&byte| !matches!(byte, b'"' | b'\\') && byte >= 0x20)
+            {
                 at += 1;
-            };
+            }
+            let stop = *bytes.get(at)?;
             match stop {
                 b'"' => {
                     self.at = at + 1;

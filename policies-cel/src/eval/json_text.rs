@@ -15,6 +15,8 @@ use std::ops::Range;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 
+use crate::eval::swar::{bytes_equal, first_stop, fold_brackets};
+
 /// The text of the value at `path` (object keys from the root) in `text`, a JSON document
 /// already read as valid (an object's text in a review that was read): found by skipping over
 /// the text, nothing parsed. `None` when a step is missing or not an object. Text that is not
@@ -88,16 +90,6 @@ impl<'a> RawKey<'a> {
     }
 }
 
-/// Eight bytes of text at a time (SWAR): every byte is `0x01` times the byte.
-const ONES: u64 = 0x0101_0101_0101_0101;
-
-/// The high bit of each byte of `word` that equals `byte`; the lowest one set is the first
-/// such byte (higher ones may be false, from a borrow, which is never read).
-const fn bytes_equal(word: u64, byte: u8) -> u64 {
-    let x = word ^ (ONES * byte as u64);
-    x.wrapping_sub(ONES) & !x & (ONES << 7)
-}
-
 /// Where the first of the bytes `in_string` looks for is in the eight bytes of `word`: a
 /// quote or a backslash.
 const fn string_stop(word: u64) -> u64 {
@@ -107,7 +99,7 @@ const fn string_stop(word: u64) -> u64 {
 /// The same for the bytes that matter between brackets: strings and nesting (`"{}[]`; `[`
 /// and `]` are `{` and `}` with bit 5 clear).
 const fn container_stop(word: u64) -> u64 {
-    let folded = word | (ONES * 0x20);
+    let folded = fold_brackets(word);
     bytes_equal(word, b'"') | bytes_equal(folded, b'{') | bytes_equal(folded, b'}')
 }
 
@@ -249,24 +241,6 @@ impl<'a> Scan<'a> {
         self.bytes.get(self.at).copied()
     }
 
-    /// The first byte from `at` on that `stop` finds, looking at eight bytes at a time, or
-    /// where fewer than eight bytes are left.
-    #[inline(always)]
-    fn next_stop(&self, at: usize, stop: impl Fn(u64) -> u64) -> usize {
-        let rest = self.bytes.get(at..).unwrap_or_default();
-        let mut chunks = rest.chunks_exact(8);
-        let mut offset = at;
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default());
-            let found = stop(word);
-            if found != 0 {
-                return offset + (found.trailing_zeros() / 8) as usize;
-            }
-            offset += 8;
-        }
-        offset
-    }
-
     fn skip_space(&mut self) {
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.at += 1;
@@ -290,7 +264,7 @@ impl<'a> Scan<'a> {
     fn skip_string(&mut self) {
         let mut at = self.at + 1;
         loop {
-            at = self.next_stop(at, string_stop);
+            at = first_stop(self.bytes, at, string_stop);
             match self.bytes.get(at) {
                 Some(b'"') => {
                     self.at = at + 1;
@@ -318,7 +292,7 @@ impl<'a> Scan<'a> {
                 self.at += 1;
                 let mut depth = 1_usize;
                 loop {
-                    self.at = self.next_stop(self.at, container_stop);
+                    self.at = first_stop(self.bytes, self.at, container_stop);
                     match self.peek() {
                         Some(b'"') => self.skip_string(),
                         Some(b'{' | b'[') => {

@@ -19,6 +19,7 @@ mod root_fields;
 mod run;
 pub mod selector;
 pub mod subjects;
+mod swar;
 mod target;
 mod trial;
 mod wire;

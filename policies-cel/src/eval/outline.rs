@@ -48,16 +48,8 @@ impl Outline {
 
     /// The top-level outline of a text whose fields' places are known already (a reader that
     /// wrote the text field by field): each field's key (between its quotes) and value, in the
-    /// order they stand.
-    pub(crate) fn of_top_level_fields(fields: Vec<(Range<usize>, Range<usize>)>) -> Self {
-        let fields = fields
-            .into_iter()
-            .map(|(key, value)| Field {
-                parent: None,
-                key,
-                value,
-            })
-            .collect();
+    /// order they stand, none with a parent.
+    pub(crate) fn of_top_level_fields(fields: Vec<Field>) -> Self {
         Self {
             fields,
             nested: false,

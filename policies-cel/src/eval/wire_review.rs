@@ -119,7 +119,7 @@ impl WireReview {
 struct WireRequest {
     fields: String,
     /// Each field's key (between its quotes) and value in `fields`.
-    places: Vec<(Range<usize>, Range<usize>)>,
+    places: Vec<Field>,
     object: WireObject,
     old_object: WireObject,
 }
@@ -161,7 +161,11 @@ impl WireRequest {
         fields.push_str("\":");
         let value_start = fields.len();
         fields.push_str(text.get(value).unwrap_or_default());
-        self.places.push((key_place, value_start..fields.len()));
+        self.places.push(Field {
+            parent: None,
+            key: key_place,
+            value: value_start..fields.len(),
+        });
     }
 }
 

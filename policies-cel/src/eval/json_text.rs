@@ -69,11 +69,12 @@ impl<'a> RawKey<'a> {
     pub(crate) fn is(&self, wanted: &str) -> bool {
         match self.raw.len().cmp(&wanted.len()) {
             std::cmp::Ordering::Less => false,
-            std::cmp::Ordering::Equal => self.raw == wanted && !self.raw.contains('\\'),
+            // Equal bytes hold a backslash in both or in neither: a key with one stands for less.
+            std::cmp::Ordering::Equal => self.raw == wanted && !has_backslash(wanted),
             std::cmp::Ordering::Greater => {
                 let first = self.raw.as_bytes().first().copied();
                 (first == Some(b'\\') || first == wanted.as_bytes().first().copied())
-                    && self.raw.contains('\\')
+                    && has_backslash(self.raw)
                     && self.unescaped() == wanted
             }
         }
@@ -81,13 +82,19 @@ impl<'a> RawKey<'a> {
 
     /// The key, unescaped when it has escapes.
     pub(crate) fn unescaped(&self) -> Cow<'a, str> {
-        if self.raw.contains('\\') {
+        if has_backslash(self.raw) {
             serde_json::from_str::<String>(&format!("\"{}\"", self.raw))
                 .map_or(Cow::Borrowed(self.raw), Cow::Owned)
         } else {
             Cow::Borrowed(self.raw)
         }
     }
+}
+
+/// Whether `key` holds a backslash: a loop over its bytes, which for a key (a few bytes to a few
+/// dozen) costs less than setting up `str::contains`' search.
+fn has_backslash(key: &str) -> bool {
+    key.bytes().any(|byte| byte == b'\\')
 }
 
 /// Where the first of the bytes `in_string` looks for is in the eight bytes of `word`: a

@@ -20,6 +20,7 @@ mod view;
 pub use layered::Layered;
 pub use model::{ClusterModel, KindCounts, ObjectId, labels_from};
 pub use object::{Endpoint, Object, ObjectKey, Spec};
-pub use project::{ProjectError, UNREAD_BY_WORKLOAD_SPECS, project, project_spec};
+pub(crate) use project::project_spec_text;
+pub use project::{ProjectError, project, project_spec};
 pub use snapshot::{Progress, SnapshotError, SnapshotLoader, load_snapshots, load_snapshots_keeping};
 pub use view::{ClusterView, EmptyCluster};

@@ -13,6 +13,7 @@
 mod fields;
 mod pod;
 mod resources;
+mod text;
 mod workload;
 
 use serde_json::Value;
@@ -22,6 +23,9 @@ use crate::cluster::object::{Labels, Object, ObjectKey, OwnerRef, Owners, Spec, 
 use crate::policy::path::FieldPath;
 
 use fields::{Fields, Result, Within};
+use text::TextObject;
+
+use crate::eval::outline::Outline;
 
 /// The prefix of the annotations kept on slim objects.
 const SUTURE_ANNOTATIONS: &str = "suture.dev/";
@@ -118,17 +122,25 @@ pub fn project_spec(json: &Value, model: &mut ClusterModel) -> std::result::Resu
     }
 }
 
-/// What [`project_spec`] never reads of a Deployment, ReplicaSet, StatefulSet or DaemonSet:
-/// a reader of their new spec may leave these out of the tree it projects
-/// (`WireObject::json_without`; `*` is each element of a list). The slim model keeps no pod
-/// templates, and of a StatefulSet's claim templates only their names.
-pub const UNREAD_BY_WORKLOAD_SPECS: &[&[&str]] = &[
-    &["metadata"],
-    &["status"],
-    &["spec", "template"],
-    &["spec", "volumeClaimTemplates", "*", "spec"],
-    &["spec", "volumeClaimTemplates", "*", "status"],
-];
+/// [`project_spec`] of an object read from its JSON text (checked as JSON, with its
+/// [`Outline`]) instead of its parsed tree, for kinds whose spec is read from the spec alone;
+/// `None` when the text holds something this reading leaves to the tree (an escaped string, a
+/// number that is not a plain integer, a kind read otherwise) or the spec is invalid: the caller
+/// then projects the parsed tree, whose spec (or error) this one always equals.
+pub(crate) fn project_spec_text(text: &str, outline: &Outline, model: &mut ClusterModel) -> Option<Spec> {
+    let root = Fields::of_text(TextObject::Outlined {
+        text,
+        outline,
+        parent: None,
+    });
+    let Typed {
+        root, group, kind, ..
+    } = Typed::of_fields(root).ok()?;
+    match projected(group, kind)?.spec {
+        SpecReader::Spec(read) => read(root, model).ok(),
+        SpecReader::WithIdentity(_) => None,
+    }
+}
 
 /// An object's fields with the type its `apiVersion` and `kind` give.
 struct Typed<'a> {
@@ -143,6 +155,10 @@ impl<'a> Typed<'a> {
         let root = Fields::of(json).map_err(|_| {
             ProjectError::here("expected a Kubernetes object (a mapping with apiVersion and kind)")
         })?;
+        Self::of_fields(root)
+    }
+
+    fn of_fields(root: Fields<'a>) -> std::result::Result<Self, ProjectError> {
         let api_version = root.required_str("apiVersion")?;
         let kind = root.required_str("kind")?;
         let group = api_version.split_once('/').map_or("", |(group, _)| group);
@@ -339,7 +355,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use serde_json::{Map, json};
+    use serde_json::json;
 
     #[test]
     fn identity_owners_and_suture_annotations() {
@@ -427,53 +443,162 @@ mod tests {
         );
     }
 
-    /// The spec of every workload in the repository's snapshots is the same when the parts
-    /// `UNREAD_BY_WORKLOAD_SPECS` names are left out or hold garbage: no reader looks there.
+    /// Every object of the repository's snapshots and of the recorded reviews, compact and
+    /// pretty-printed, and each with a change the text reading leaves to the tree: its spec read
+    /// from its text is the spec read from its tree, whenever the text reading gives one.
     #[test]
-    fn workload_specs_never_read_what_a_reader_may_leave_out() {
-        /// Calls `edit` with each map holding the value at `path` and the value's key (`*`: each
-        /// element of a list).
-        fn each_parent(tree: &mut Value, path: &[&str], edit: &mut dyn FnMut(&mut Map<String, Value>, &str)) {
-            match (tree, path) {
-                (Value::Object(map), [last]) => edit(map, last),
-                (Value::Array(items), ["*", rest @ ..]) => {
-                    items.iter_mut().for_each(|item| each_parent(item, rest, edit));
+    fn a_spec_read_from_text_is_the_spec_read_from_the_tree() {
+        /// Checks `object`'s spec from its text against its tree's; whether the text gave one.
+        fn agrees(object: &Value) -> bool {
+            let tree = project_spec(object, &mut ClusterModel::new());
+            let mut read = false;
+            for text in [object.to_string(), serde_json::to_string_pretty(object).unwrap()] {
+                let outline = Outline::of(&text);
+                if let Some(spec) = project_spec_text(&text, &outline, &mut ClusterModel::new()) {
+                    assert_eq!(Ok(&spec), tree.as_ref(), "{text}");
+                    read = true;
                 }
-                (Value::Object(map), [first, rest @ ..]) => {
-                    if let Some(below) = map.get_mut(*first) {
-                        each_parent(below, rest, edit);
+            }
+            read
+        }
+        /// `object` with the first string equal to `from` (at any depth) replaced by `to`.
+        fn replaced(object: &Value, from: &str, to: Value) -> Option<Value> {
+            fn walk(value: &mut Value, from: &str, to: &mut Option<Value>) {
+                match value {
+                    Value::String(s) if s == from => {
+                        if let Some(to) = to.take() {
+                            *value = to;
+                        }
                     }
+                    Value::Array(items) => items.iter_mut().for_each(|item| walk(item, from, to)),
+                    Value::Object(map) => map.values_mut().for_each(|item| walk(item, from, to)),
+                    _ => {}
                 }
-                _ => {}
             }
+            let (mut changed, mut to) = (object.clone(), Some(to));
+            walk(&mut changed, from, &mut to);
+            to.is_none().then_some(changed)
         }
+        let mut objects: Vec<Value> = Vec::new();
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/clusters");
-        let mut kinds = std::collections::BTreeSet::new();
-        for cluster in ["database", "operator", "platform", "web"] {
-            let text = std::fs::read_to_string(root.join(cluster).join("snapshot.yaml")).unwrap();
-            let list: Value = serde_yaml_ng::from_str(&text).unwrap();
-            for item in list["items"].as_array().unwrap() {
-                let kind = item["kind"].as_str().unwrap();
-                if !["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"].contains(&kind) {
-                    continue;
-                }
-                let spec = project_spec(item, &mut ClusterModel::new()).unwrap();
-                let (mut left_out, mut garbage) = (item.clone(), item.clone());
-                for path in UNREAD_BY_WORKLOAD_SPECS {
-                    each_parent(&mut left_out, path, &mut |map, key| drop(map.remove(key)));
-                    each_parent(&mut garbage, path, &mut |map, key| {
-                        map.insert(key.to_owned(), json!(["not", {"what": "a reader expects"}]));
-                    });
-                }
-                assert_ne!(&left_out, item, "the snapshot's {kind} has parts to leave out");
-                for changed in [left_out, garbage] {
-                    let read = project_spec(&changed, &mut ClusterModel::new());
-                    assert_eq!(read.as_ref(), Ok(&spec), "{kind}: {changed}");
-                }
-                kinds.insert(kind.to_owned());
+        for scene in std::fs::read_dir(&root).unwrap() {
+            let path = scene.unwrap().path().join("snapshot.yaml");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(list) = serde_yaml_ng::from_str::<Value>(&text) else {
+                continue;
+            };
+            objects.extend(list["items"].as_array().into_iter().flatten().cloned());
+        }
+        for (_, text) in crate::eval::review::tests::recorded_reviews() {
+            let review: Value = serde_json::from_slice(&text).unwrap();
+            for key in ["object", "oldObject"] {
+                objects.extend(review["request"].get(key).filter(|o| o.is_object()).cloned());
             }
         }
-        assert!(kinds.len() >= 3, "workload kinds in the snapshots: {kinds:?}");
+        // Kinds and settings the recorded ones lack.
+        objects.push(json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%", "maxSurge": 1}},
+                "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]},
+                                              {"key": "cores", "operator": "Gt", "values": ["4"]}]},
+                        {"matchExpressions": [{"key": "spot", "operator": "DoesNotExist"}]}]}}},
+                    "containers": [{"name": "a", "image": "agent"}]}}}}));
+        objects.push(
+            json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "b"},
+            "spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+                "updateStrategy": {"type": "OnDelete"}, "template": {"spec": {}}}}),
+        );
+        objects.push(
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": 0, "paused": true, "selector": {"matchLabels": {"app": "web"}},
+                "strategy": {"type": "Recreate"}, "template": {"spec": {}}}}),
+        );
+        objects.push(
+            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"},
+            "spec": {"maxUnavailable": "25%", "unhealthyPodEvictionPolicy": "AlwaysAllow"}}),
+        );
+        let mut from_text = std::collections::BTreeMap::<String, usize>::new();
+        for object in &objects {
+            if agrees(object) {
+                let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+                *from_text.entry(kind).or_default() += 1;
+            }
+            // What the text reading leaves to the tree, or reads as the tree does.
+            let mut changed = Vec::new();
+            for (from, to) in [
+                ("RollingUpdate", json!("Rolling\"Update")),
+                ("RollingUpdate", json!("Recreat\\e")),
+                ("Parallel", json!(7)),
+                ("OrderedReady", json!(null)),
+            ] {
+                changed.extend(replaced(object, from, to));
+            }
+            if object.get("spec").is_some_and(Value::is_object) {
+                for (key, value) in [
+                    ("replicas", json!(2.0)),
+                    ("replicas", json!(-1)),
+                    ("replicas", json!("3")),
+                    ("replicas", json!(9_223_372_036_854_775_807_i64)),
+                    ("selector", json!({"matchLabels": {"a": "b", "c": 1}})),
+                    ("selector", json!({"matchLabels": {}})),
+                    ("selector", json!([])),
+                    (
+                        "strategy",
+                        json!({"rollingUpdate": {"maxUnavailable": "50%", "maxSurge": 0}}),
+                    ),
+                    (
+                        "updateStrategy",
+                        json!({"rollingUpdate": {"partition": 1, "maxUnavailable": "x%"}}),
+                    ),
+                    (
+                        "volumeClaimTemplates",
+                        json!([{"metadata": {"name": "d\u{e9}"}}, null]),
+                    ),
+                    ("volumeClaimTemplates", json!([{"metadata": {}}])),
+                    ("paused", json!("yes")),
+                ] {
+                    let mut with = object.clone();
+                    with["spec"][key] = value;
+                    changed.push(with);
+                }
+                let mut without = object.clone();
+                without["spec"] = Value::Null;
+                changed.push(without);
+            }
+            for changed in &changed {
+                agrees(changed);
+            }
+        }
+        for kind in ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"] {
+            assert!(
+                from_text.get(kind).copied().unwrap_or_default() > 0,
+                "no {kind} read from text: {from_text:?}"
+            );
+        }
+    }
+
+    /// A repeated key keeps its last value in the text reading too, as the tree does.
+    #[test]
+    fn a_repeated_key_reads_its_last_value_from_text() {
+        let text = r#"{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}},
+            "spec": {"replicas": 4, "replicas": 5, "selector": {"matchLabels": {"c": "d"}}}}"#;
+        let outline = Outline::of(text);
+        let spec = project_spec_text(text, &outline, &mut ClusterModel::new()).unwrap();
+        let tree: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(Ok(spec), project_spec(&tree, &mut ClusterModel::new()));
+        let labels = r#"{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "spec": {"selector": {"matchLabels": {"a": "b", "a": "c"}}}}"#;
+        assert_eq!(
+            project_spec_text(labels, &Outline::of(labels), &mut ClusterModel::new()),
+            None,
+            "repeated label keys are left to the tree"
+        );
     }
 
     #[test]

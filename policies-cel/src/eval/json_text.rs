@@ -152,17 +152,6 @@ impl<'a> Scan<'a> {
         start..self.at.min(self.bytes.len())
     }
 
-    /// The text at `range`.
-    pub(crate) fn text(&self, range: Range<usize>) -> Option<&'a str> {
-        self.text.get(range)
-    }
-
-    /// Whether nothing but white space is left.
-    pub(crate) fn at_end(&mut self) -> bool {
-        self.skip_space();
-        self.at >= self.bytes.len()
-    }
-
     /// Whether the value starting here is an object.
     pub(crate) fn at_object(&mut self) -> bool {
         self.skip_space();
@@ -236,12 +225,6 @@ impl<'a> Scan<'a> {
                 return None;
             }
         }
-    }
-
-    /// Whether the value starting here is an array.
-    pub(crate) fn at_array(&mut self) -> bool {
-        self.skip_space();
-        self.peek() == Some(b'[')
     }
 
     fn peek(&self) -> Option<u8> {

@@ -9,10 +9,7 @@
 
 use std::ops::Range;
 
-use serde_json::{Map, Value as Json};
-
 use crate::eval::json_text::{self, RawKey, Scan};
-use crate::eval::json_without;
 
 /// Where an object's fields, and their fields, are in its text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,6 +17,8 @@ pub(crate) struct Outline {
     fields: Vec<Field>,
     /// Whether the fields of top-level objects are outlined too.
     nested: bool,
+    /// With `nested`: the places of the top-level fields in `fields`, in order.
+    top: Vec<u32>,
 }
 
 /// One field of the object, or of one of its fields.
@@ -53,6 +52,7 @@ impl Outline {
         Self {
             fields,
             nested: false,
+            top: Vec::new(),
         }
     }
 
@@ -60,7 +60,7 @@ impl Outline {
     /// they stand, each top-level field followed by its own fields when its value is an object
     /// (as [`Outline::of`] finds them).
     pub(crate) fn of_fields(fields: Vec<Field>) -> Self {
-        Self { fields, nested: true }
+        Self::nested(fields)
     }
 
     fn outlined(text: &str, nested: bool) -> Self {
@@ -92,7 +92,30 @@ impl Outline {
                 field.value = start..scan.position();
             }
         });
-        Self { fields, nested }
+        if nested {
+            Self::nested(fields)
+        } else {
+            Self {
+                fields,
+                nested,
+                top: Vec::new(),
+            }
+        }
+    }
+
+    /// The outline of nested `fields`, its top-level fields' places noted.
+    fn nested(fields: Vec<Field>) -> Self {
+        let top = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, field)| field.parent.is_none())
+            .filter_map(|(index, _)| u32::try_from(index).ok())
+            .collect();
+        Self {
+            fields,
+            nested: true,
+            top,
+        }
     }
 
     /// Where the value at `path` (object keys from the root) is in `text`, the text outlined.
@@ -118,44 +141,25 @@ impl Outline {
         }
     }
 
-    /// `text` parsed into a tree without the values at `skipped` (see
-    /// [`json_without::parse_without`]): the fields outlined are taken or left as they are,
-    /// and only the values kept are parsed.
-    pub(crate) fn tree_without(&self, text: &str, skipped: &[&[&str]]) -> Option<Json> {
-        if !json_text::Scan::new(text).at_object() {
-            return json_without::parse_without(text, skipped);
-        }
-        self.map_without(text, None, skipped).map(Json::Object)
-    }
-
-    /// The fields in `parent` (the top level when `None`) as a map, without those `skipped`.
-    fn map_without(
+    /// The last field named `key` in `parent` (the top level when `None`): its place, for
+    /// [`Outline::field`] below it, and its value's text range. Below a top-level field only when
+    /// the fields of top-level objects are outlined ([`Outline::nests`]).
+    pub(crate) fn field(
         &self,
         text: &str,
         parent: Option<usize>,
-        skipped: &[&[&str]],
-    ) -> Option<Map<String, Json>> {
-        let mut map = Map::new();
-        for (index, field) in self.fields.iter().enumerate() {
-            if field.parent != parent {
-                continue;
-            }
-            let key = key_at(text, field)?;
-            let Some(below) = json_without::below(skipped, key) else {
-                continue;
-            };
-            let value_text = text.get(field.value.clone())?;
-            let value = if below.is_empty() {
-                serde_json::from_str(value_text).ok()?
-            } else if parent.is_none() && self.nested && Scan::new(value_text).at_object() {
-                Json::Object(self.map_without(text, Some(index), &below)?)
-            } else {
-                json_without::parse_without(value_text, &below)?
-            };
-            // A repeated key keeps its last value, as in `serde_json::Value`.
-            map.insert(key.unescaped().into_owned(), value);
+        key: &str,
+    ) -> Option<(usize, Range<usize>)> {
+        if parent.is_some() && !self.nested {
+            return None;
         }
-        Some(map)
+        let index = self.index_of(text, parent, key)?;
+        Some((index, self.fields.get(index)?.value.clone()))
+    }
+
+    /// Whether the fields of top-level objects are outlined too.
+    pub(crate) fn nests(&self) -> bool {
+        self.nested
     }
 
     /// The last field named `key` in `parent`.
@@ -166,12 +170,39 @@ impl Outline {
 
     /// The place of the last field named `key` in `parent`.
     fn index_of(&self, text: &str, parent: Option<usize>, key: &str) -> Option<usize> {
-        self.fields
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, field)| field.parent == parent && key_at(text, field).is_some_and(|k| k.is(key)))
-            .map(|(index, _)| index)
+        let is_key = |field: &Field| key_is(text, field, key);
+        match parent {
+            // A top-level field's own fields follow it, in the order they stand.
+            Some(place) => {
+                let start = place + 1;
+                let children = self
+                    .fields
+                    .get(start..)?
+                    .iter()
+                    .take_while(|field| field.parent == parent)
+                    .count();
+                let own = self.fields.get(start..start + children)?;
+                own.iter().rposition(is_key).map(|index| start + index)
+            }
+            None if self.nested => self.top.iter().rev().find_map(|&place| {
+                let place = usize::try_from(place).ok()?;
+                is_key(self.fields.get(place)?).then_some(place)
+            }),
+            None => self.fields.iter().rposition(is_key),
+        }
+    }
+}
+
+/// Whether `field`'s key is `key`: its bytes compared as they stand when they are as long
+/// (equal bytes with a backslash stand for less), else as [`RawKey::is`] reads escapes.
+fn key_is(text: &str, field: &Field, key: &str) -> bool {
+    let Some(raw) = text.as_bytes().get(field.key.clone()) else {
+        return false;
+    };
+    match raw.len().cmp(&key.len()) {
+        std::cmp::Ordering::Less => false,
+        std::cmp::Ordering::Equal => raw == key.as_bytes() && !key.bytes().any(|b| b == b'\\'),
+        std::cmp::Ordering::Greater => key_at(text, field).is_some_and(|k| k.is(key)),
     }
 }
 
@@ -191,7 +222,7 @@ fn key_at<'t>(text: &'t str, field: &Field) -> Option<RawKey<'t>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::Value as Json;
 
     /// What the outline finds is what a pass over the whole text finds.
     fn same_as_a_pass(text: &str, path: &[&str]) {
@@ -240,33 +271,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_tree_without_parts_is_the_tree_cut() {
-        let text = r#"{"apiVersion": "apps/v1", "metadata": {"name": "a"}, "status": {},
-            "spec": {"replicas": 3, "template": {"spec": {}}, "strategy": {"type": "x", "deep": {"a": 1, "b": 2}}},
-            "spec": {"replicas": 4, "template": {"spec": {}}, "strategy": {"deep": {"a": 1, "b": 2}}}}"#;
-        let skipped: &[&[&str]] = &[
-            &["metadata"],
-            &["status"],
-            &["spec", "template"],
-            &["spec", "strategy", "deep", "b"],
-        ];
-        assert_eq!(
-            Outline::of(text).tree_without(text, skipped),
-            Some(json!({"apiVersion": "apps/v1", "spec": {"replicas": 4, "strategy": {"deep": {"a": 1}}}}))
-        );
-        assert_eq!(
-            Outline::of(text).tree_without(text, &[]),
-            serde_json::from_str(text).ok()
-        );
-        for not_an_object in ["[1, {\"a\": 2}]", "null"] {
-            assert_eq!(
-                Outline::of(not_an_object).tree_without(not_an_object, skipped),
-                serde_json::from_str(not_an_object).ok()
-            );
-        }
-    }
-
     /// Every path into every object of every recorded review, and the tree a workload's spec
     /// reader takes: as a pass over the whole text finds them and as the parsed tree has them.
     #[test]
@@ -289,10 +293,6 @@ mod tests {
                         );
                         checked += 1;
                     }
-                    let skipped = crate::cluster::UNREAD_BY_WORKLOAD_SPECS;
-                    let cut = json_without::parse_without(&text, skipped);
-                    assert_eq!(Outline::of(&text).tree_without(&text, skipped), cut);
-                    assert_eq!(top_level.tree_without(&text, skipped), cut);
                 }
             }
         }

@@ -2,8 +2,9 @@
 //! tree only when something reads the whole of it (the estimate's projection, an object selector,
 //! a CEL expression over `object`). Readers of a field or two (a pod template to compare, an
 //! escape-hatch annotation) find it in the text instead, through the object's outline, and the
-//! estimate of a workload UPDATE parses only the part of the new spec it projects. Most requests a policy set judges never
-//! need the whole object: parsing it up front was most of the cost of reading an AdmissionReview.
+//! estimate of a workload UPDATE projects the new spec from it too. Most requests a policy set
+//! judges never need the whole object: parsing it up front was most of the cost of reading an
+//! AdmissionReview.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -109,15 +110,14 @@ impl WireObject {
             .as_ref()
     }
 
-    /// The object as a tree without the values at `skipped` (paths of object keys), for a
-    /// reader that never looks there: the whole tree when something has parsed it already,
-    /// else a tree of the rest, parsed now and not kept ([`Outline::tree_without`]).
-    pub fn json_without(&self, skipped: &[&[&str]]) -> Option<Cow<'_, Json>> {
-        if let Some(tree) = self.tree.get() {
-            return tree.as_ref().map(Cow::Borrowed);
+    /// The object's text and its outline while nothing has parsed it: a reader of a few fields
+    /// reads them there (`cluster::project_spec_text`); once the tree exists, it reads the tree.
+    pub fn text_outlined(&self) -> Option<(&str, &Outline)> {
+        if self.tree.get().is_some() {
+            return None;
         }
         let text = self.text.as_deref()?;
-        self.outline(text).tree_without(text, skipped).map(Cow::Owned)
+        Some((text, self.outline(text)))
     }
 
     /// The object's text, when it came as text (tests).
@@ -224,21 +224,20 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_without_parts_is_cut_from_the_text_until_the_whole_tree_exists() {
+    fn the_text_is_read_until_the_whole_tree_exists() {
         let object = WireObject::from_text(text(r#"{"metadata": {"name": "a"}, "spec": {"n": 1}}"#));
-        let without = object.json_without(&[&["metadata"]]).unwrap();
-        assert_eq!(*without, json!({"spec": {"n": 1}}));
-        assert!(
-            matches!(without, Cow::Owned(_)) && !object.is_parsed(),
-            "not kept"
-        );
-        let whole = object.json().unwrap().clone();
+        let (read, outline) = object.text_outlined().unwrap();
         assert_eq!(
-            *object.json_without(&[&["metadata"]]).unwrap(),
-            whole,
-            "the tree there is"
+            outline.find(read, &["spec", "n"]).and_then(|r| read.get(r)),
+            Some("1")
         );
-        assert_eq!(WireObject::absent().json_without(&[]), None);
+        assert!(!object.is_parsed(), "reading the text parses nothing");
+        object.json().unwrap();
+        assert!(
+            object.text_outlined().is_none(),
+            "the tree is read once it exists"
+        );
+        assert!(WireObject::absent().text_outlined().is_none());
     }
 
     #[test]

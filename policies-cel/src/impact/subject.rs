@@ -7,7 +7,9 @@ use std::borrow::Cow;
 use serde_json::Value as Json;
 
 use crate::cluster::api::kinds::is_cluster_scoped;
-use crate::cluster::{ClusterView, ObjectKey, Spec};
+use crate::cluster::{
+    ClusterModel, ClusterView, ObjectKey, ProjectError, Spec, project_spec, project_spec_text,
+};
 use crate::eval::Request;
 use crate::eval::{Found, Objects};
 
@@ -119,10 +121,21 @@ impl<'a> Subject<'a> {
         self.objects.object.json()
     }
 
-    /// The request's `object` without the values at `skipped`, for a reader that never looks
-    /// there (`WireObject::json_without`).
-    pub fn object_without(&self, skipped: &[&[&str]]) -> Option<Cow<'a, Json>> {
-        self.objects.object.json_without(skipped)
+    /// The spec of the request's `object` as the model projects its objects' (`project_spec`),
+    /// read from the object's text while nothing has parsed it: only the fields the projection
+    /// asks for are looked at, nothing is parsed into a tree. Text this reading leaves to the
+    /// tree (an escaped string, an invalid spec, whose error the tree's reading gives) is
+    /// projected from the parsed object. `None` without an object.
+    pub fn object_spec(&self) -> Option<Result<Spec, ProjectError>> {
+        let object = &self.objects.object;
+        if let Some((text, outline)) = object.text_outlined()
+            && let Some(spec) = project_spec_text(text, outline, &mut ClusterModel::new())
+        {
+            return Some(Ok(spec));
+        }
+        object
+            .json()
+            .map(|json| project_spec(json, &mut ClusterModel::new()))
     }
 
     /// The value at `path` in `object`, read without parsing the rest of the object when

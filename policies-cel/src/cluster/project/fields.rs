@@ -12,6 +12,7 @@ use crate::cluster::{ClusterModel, labels_from};
 use crate::policy::path::{FieldPath, Seg};
 
 use super::ProjectError;
+use super::text::{self, TextObject};
 
 pub(super) type Result<T> = std::result::Result<T, ProjectError>;
 
@@ -95,32 +96,98 @@ fn expected(what: &str, found: &Value) -> ProjectError {
     ProjectError::here(format!("expected {what}, found {}", describe(found)))
 }
 
-/// A JSON object being read (an absent one reads as empty).
+/// A JSON object being read (an absent one reads as empty): a parsed tree, or the object's text
+/// ([`TextObject`]), which reads plain values only and gives [`unread`] errors for the rest (the
+/// caller then reads the tree).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Fields<'a> {
-    map: Option<&'a Map<String, Value>>,
+    source: Source<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Source<'a> {
+    Absent,
+    Tree(&'a Map<String, Value>),
+    Text(TextObject<'a>),
+}
+
+/// The error of a value the text reading leaves to the tree (its message is never shown: the
+/// tree's reading replaces it).
+fn unread(key: &str) -> ProjectError {
+    ProjectError::field_error(
+        key,
+        "not read from the text (read from the parsed object instead)",
+    )
+}
+
+/// A value found at a key: in the tree, or its text.
+enum Found<'a> {
+    Tree(&'a Value),
+    Text(&'a str),
 }
 
 impl<'a> Fields<'a> {
     /// `value` as an object; `null` is an empty one.
     pub(super) fn of(value: &'a Value) -> Result<Self> {
         match value {
-            Value::Object(map) => Ok(Self { map: Some(map) }),
-            Value::Null => Ok(Self { map: None }),
+            Value::Object(map) => Ok(Self {
+                source: Source::Tree(map),
+            }),
+            Value::Null => Ok(Self::absent()),
             other => Err(expected("a mapping", other)),
         }
     }
 
+    /// An object read from its text.
+    pub(super) fn of_text(object: TextObject<'a>) -> Self {
+        Self {
+            source: Source::Text(object),
+        }
+    }
+
+    fn absent() -> Self {
+        Self {
+            source: Source::Absent,
+        }
+    }
+
     /// The field `key`, unless absent or `null`.
-    pub(super) fn get(&self, key: &str) -> Option<&'a Value> {
-        self.map?.get(key).filter(|v| !v.is_null())
+    #[inline]
+    fn found(&self, key: &str) -> Option<Found<'a>> {
+        match self.source {
+            Source::Absent => None,
+            Source::Tree(map) => map.get(key).filter(|v| !v.is_null()).map(Found::Tree),
+            Source::Text(object) => object.value(key).map(Found::Text),
+        }
+    }
+
+    /// Whether the field `key` is there (and not `null`).
+    pub(super) fn has(&self, key: &str) -> bool {
+        self.found(key).is_some()
+    }
+
+    /// The field `key` as a tree, unless absent or `null`; read from text, an [`unread`] error.
+    pub(super) fn value(&self, key: &str) -> Result<Option<&'a Value>> {
+        match self.found(key) {
+            None => Ok(None),
+            Some(Found::Tree(value)) => Ok(Some(value)),
+            Some(Found::Text(_)) => Err(unread(key)),
+        }
     }
 
     /// The object at `key` (empty when absent).
     pub(super) fn obj(&self, key: &str) -> Result<Fields<'a>> {
-        match self.get(key) {
-            Some(value) => Fields::of(value).in_key(key),
-            None => Ok(Fields { map: None }),
+        match self.source {
+            Source::Absent => Ok(Self::absent()),
+            Source::Tree(map) => match map.get(key).filter(|v| !v.is_null()) {
+                Some(value) => Fields::of(value).in_key(key),
+                None => Ok(Self::absent()),
+            },
+            Source::Text(object) => match object.object(key) {
+                Ok(Some(object)) => Ok(Self::of_text(object)),
+                Ok(None) => Ok(Self::absent()),
+                Err(text::Unread) => Err(unread(key)),
+            },
         }
     }
 
@@ -131,6 +198,22 @@ impl<'a> Fields<'a> {
 
     /// Reads every object of the list at `key` with `read`; errors name the item.
     pub(super) fn each(&self, key: &str, mut read: impl FnMut(Fields<'a>) -> Result<()>) -> Result<()> {
+        if let Source::Text(object) = self.source {
+            let Some(list) = object.value(key) else {
+                return Ok(());
+            };
+            let items = text::elements(list).map_err(|text::Unread| unread(key))?;
+            for (index, item) in items.into_iter().enumerate() {
+                let item = match item {
+                    "null" => Ok(Self::absent()),
+                    item => text::object_of(item)
+                        .map(Self::of_text)
+                        .map_err(|text::Unread| unread(key)),
+                };
+                item.and_then(&mut read).in_index(index).in_key(key)?;
+            }
+            return Ok(());
+        }
         for (index, item) in self.list(key)?.iter().enumerate() {
             Fields::of(item).and_then(&mut read).in_index(index).in_key(key)?;
         }
@@ -139,10 +222,13 @@ impl<'a> Fields<'a> {
 
     /// The string at `key`.
     pub(super) fn str(&self, key: &str) -> Result<Option<&'a str>> {
-        match self.get(key) {
+        match self.found(key) {
             None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(expected("a string", other).under_key(key)),
+            Some(Found::Tree(Value::String(s))) => Ok(Some(s)),
+            Some(Found::Tree(other)) => Err(expected("a string", other).under_key(key)),
+            Some(Found::Text(text)) => text::plain_str(text)
+                .map(Some)
+                .map_err(|text::Unread| unread(key)),
         }
     }
 
@@ -158,29 +244,43 @@ impl<'a> Fields<'a> {
 
     /// The integer at `key`.
     pub(super) fn int(&self, key: &str) -> Result<Option<i64>> {
-        match self.get(key) {
+        match self.found(key) {
             None => Ok(None),
-            Some(value) => value
+            Some(Found::Tree(value)) => value
                 .as_i64()
                 .map(Some)
                 .ok_or_else(|| expected("an integer", value).under_key(key)),
+            Some(Found::Text(text)) => text::int(text).map(Some).map_err(|text::Unread| unread(key)),
         }
     }
 
     /// The boolean at `key`.
     pub(super) fn bool(&self, key: &str) -> Result<Option<bool>> {
-        match self.get(key) {
+        match self.found(key) {
             None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(expected("a boolean", other).under_key(key)),
+            Some(Found::Tree(Value::Bool(b))) => Ok(Some(*b)),
+            Some(Found::Tree(other)) => Err(expected("a boolean", other).under_key(key)),
+            Some(Found::Text(text)) => text::bool(text).map(Some).map_err(|text::Unread| unread(key)),
         }
     }
 
     /// An int-or-string that must be an integer or a percentage (`25%`), as Kubernetes'
     /// `GetScaledValueFromIntOrPercent` reads it.
     pub(super) fn int_or_percent(&self, key: &str) -> Result<Option<IntOrPercent>> {
-        let Some(value) = self.get(key) else {
-            return Ok(None);
+        let value = match self.found(key) {
+            None => return Ok(None),
+            Some(Found::Tree(value)) => value,
+            Some(Found::Text(text)) => {
+                let percent = text::plain_str(text)
+                    .ok()
+                    .and_then(|s| s.strip_suffix('%'))
+                    .and_then(|digits| digits.parse::<i64>().ok());
+                return match (text::int(text), percent) {
+                    (Ok(int), _) => Ok(Some(IntOrPercent::Int(int))),
+                    (Err(_), Some(percent)) => Ok(Some(IntOrPercent::Percent(percent))),
+                    _ => Err(unread(key)),
+                };
+            }
         };
         let percent = value
             .as_str()
@@ -193,17 +293,28 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The list at `key` (empty when absent).
+    /// The list at `key` (empty when absent); read from text, an [`unread`] error.
     pub(super) fn list(&self, key: &str) -> Result<&'a [Value]> {
-        match self.get(key) {
+        match self.found(key) {
             None => Ok(&[]),
-            Some(Value::Array(items)) => Ok(items),
-            Some(other) => Err(expected("a list", other).under_key(key)),
+            Some(Found::Tree(Value::Array(items))) => Ok(items),
+            Some(Found::Tree(other)) => Err(expected("a list", other).under_key(key)),
+            Some(Found::Text(_)) => Err(unread(key)),
         }
     }
 
     /// The list of strings at `key` (empty when absent).
     pub(super) fn strings(&self, key: &str) -> Result<Vec<&'a str>> {
+        if let Source::Text(object) = self.source {
+            let Some(list) = object.value(key) else {
+                return Ok(Vec::new());
+            };
+            let items = text::elements(list).map_err(|text::Unread| unread(key))?;
+            return items
+                .into_iter()
+                .map(|item| text::plain_str(item).map_err(|text::Unread| unread(key)))
+                .collect();
+        }
         let items = self.list(key)?;
         let mut strings = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
@@ -215,16 +326,31 @@ impl<'a> Fields<'a> {
         Ok(strings)
     }
 
-    /// The keys of the mapping at `key` (values are not looked at).
+    /// The keys of the mapping at `key` (values are not looked at); read from text, an
+    /// [`unread`] error.
     pub(super) fn keys(&self, key: &str) -> Result<impl Iterator<Item = &'a str> + use<'a>> {
-        let map = self.obj(key)?.map;
+        let map = match self.obj(key)?.source {
+            Source::Tree(map) => Some(map),
+            Source::Absent => None,
+            Source::Text(_) => return Err(unread(key)),
+        };
         Ok(map.into_iter().flat_map(|m| m.keys().map(String::as_str)))
     }
 
     /// The string-to-string mapping at `key` (labels, selectors), sorted and interned.
     pub(super) fn labels(&self, key: &str, model: &mut ClusterModel) -> Result<Labels> {
-        let Some(map) = self.obj(key)?.map else {
-            return Ok(labels_from(model, []));
+        let map = match self.found(key) {
+            None => return Ok(labels_from(model, [])),
+            Some(Found::Text(object)) => {
+                let members = text::members(object).map_err(|text::Unread| unread(key))?;
+                let mut pairs = Vec::with_capacity(members.len());
+                for (k, v) in members {
+                    pairs.push((k, text::plain_str(v).map_err(|text::Unread| unread(key))?));
+                }
+                return Ok(labels_from(model, pairs));
+            }
+            Some(Found::Tree(Value::Object(map))) => map,
+            Some(Found::Tree(other)) => return Err(expected("a mapping", other).under_key(key)),
         };
         let mut pairs = Vec::with_capacity(map.len());
         for (k, v) in map {

@@ -34,8 +34,8 @@ pub(super) fn project(root: Fields<'_>, pod_name: &str, model: &mut ClusterModel
             service_account: model.intern(service_account),
             priority_class: spec.non_empty("priorityClassName")?.map(|n| model.intern(n)),
             runtime_class: spec.non_empty("runtimeClassName")?.map(|n| model.intern(n)),
-            pod_security: Violations::of_pod(root.get("metadata"), root.get("spec")),
-            ports: ports::declared(root.get("spec"))
+            pod_security: Violations::of_pod(root.value("metadata")?, root.value("spec")?),
+            ports: ports::declared(root.value("spec")?)
                 .into_iter()
                 .map(|(name, protocol)| NamedPort {
                     name: model.intern(name),
@@ -94,33 +94,33 @@ fn read_volume(
             claims.push(name.into());
         }
     };
-    if volume.get("persistentVolumeClaim").is_some() {
+    if volume.has("persistentVolumeClaim") {
         claim(volume.nested("persistentVolumeClaim", |c| c.required_str("claimName"))?);
     }
-    if volume.get("ephemeral").is_some() {
+    if volume.has("ephemeral") {
         // A generic ephemeral volume's claim is named `<pod>-<volume>` by the ephemeral controller.
         claim(&format!("{pod_name}-{}", volume.required_str("name")?));
     }
-    if volume.get("configMap").is_some() {
+    if volume.has("configMap") {
         volume.nested("configMap", |source| {
             uses.config_maps.read(source, "name", "items")
         })?;
     }
-    if volume.get("secret").is_some() {
+    if volume.has("secret") {
         volume.nested("secret", |source| {
             uses.secrets.read(source, "secretName", "items")
         })?;
     }
-    if volume.get("projected").is_some() {
+    if volume.has("projected") {
         volume.nested("projected", |projected| {
             projected.each("sources", |source| {
-                if source.get("configMap").is_some() {
+                if source.has("configMap") {
                     source.nested("configMap", |s| uses.config_maps.read(s, "name", "items"))?;
                 }
-                if source.get("secret").is_some() {
+                if source.has("secret") {
                     source.nested("secret", |s| uses.secrets.read(s, "name", "items"))?;
                 }
-                *api_token |= source.get("serviceAccountToken").is_some();
+                *api_token |= source.has("serviceAccountToken");
                 Ok(())
             })
         })?;
@@ -130,24 +130,24 @@ fn read_volume(
 
 fn read_container(container: Fields<'_>, uses: &mut Uses) -> Result<()> {
     container.each("env", |env| {
-        if env.get("valueFrom").is_none() {
+        if !env.has("valueFrom") {
             return Ok(());
         }
         env.nested("valueFrom", |from| {
-            if from.get("configMapKeyRef").is_some() {
+            if from.has("configMapKeyRef") {
                 from.nested("configMapKeyRef", |r| uses.config_maps.read_key(r))?;
             }
-            if from.get("secretKeyRef").is_some() {
+            if from.has("secretKeyRef") {
                 from.nested("secretKeyRef", |r| uses.secrets.read_key(r))?;
             }
             Ok(())
         })
     })?;
     container.each("envFrom", |from| {
-        if from.get("configMapRef").is_some() {
+        if from.has("configMapRef") {
             from.nested("configMapRef", |r| uses.config_maps.read(r, "name", ""))?;
         }
-        if from.get("secretRef").is_some() {
+        if from.has("secretRef") {
             from.nested("secretRef", |r| uses.secrets.read(r, "name", ""))?;
         }
         Ok(())

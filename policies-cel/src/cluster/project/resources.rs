@@ -52,7 +52,7 @@ pub(super) fn service(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec
 /// A Service port, with kube-apiserver's defaults: protocol `TCP`, `targetPort` the port itself.
 fn service_port(port: Fields<'_>, model: &mut ClusterModel) -> Result<ServicePort> {
     let number = port.int("port")?.unwrap_or_default();
-    let target = match port.get("targetPort") {
+    let target = match port.value("targetPort")? {
         Some(serde_json::Value::String(name)) if !name.is_empty() => PortTarget::Name(model.intern(name)),
         None | Some(serde_json::Value::Null) => PortTarget::Number(number),
         Some(_) => PortTarget::Number(port.int("targetPort")?.unwrap_or(number)),

@@ -78,7 +78,7 @@ fn requirements(fields: Fields<'_>, model: &mut ClusterModel, skipped: &[&str]) 
 
 /// The selector an `apps/v1` workload must have (and which may not be empty).
 fn workload_selector(spec: Fields<'_>, model: &mut ClusterModel) -> Result<Selector> {
-    if spec.get("selector").is_none() {
+    if !spec.has("selector") {
         return Err(ProjectError::required("selector"));
     }
     let selector = spec.nested("selector", |s| selector(s, model))?;
@@ -258,9 +258,10 @@ fn placement(pod: Fields<'_>, model: &mut ClusterModel) -> Result<Box<[Selector]
 
 pub(super) fn job(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
     root.nested("spec", |spec| {
-        let selector = match spec.get("selector") {
-            None => None,
-            Some(_) => Some(spec.nested("selector", |s| selector(s, model))?),
+        let selector = if spec.has("selector") {
+            Some(spec.nested("selector", |s| selector(s, model))?)
+        } else {
+            None
         };
         Ok(Spec::Job { selector })
     })
@@ -283,9 +284,10 @@ fn selects_nothing() -> Selector {
 /// pod of the namespace.
 pub(super) fn disruption_budget(root: Fields<'_>, model: &mut ClusterModel) -> Result<Spec> {
     root.nested("spec", |spec| {
-        let selector = match spec.get("selector") {
-            None => selects_nothing(),
-            Some(_) => spec.nested("selector", |s| selector(s, model))?,
+        let selector = if spec.has("selector") {
+            spec.nested("selector", |s| selector(s, model))?
+        } else {
+            selects_nothing()
         };
         let min_available = spec.int_or_percent("minAvailable")?;
         let max_unavailable = spec.int_or_percent("maxUnavailable")?;

@@ -20,9 +20,9 @@ use std::mem::discriminant;
 
 use serde_json::Value as Json;
 
-use crate::cluster::{
-    ClusterModel, ClusterView, Object, ObjectKey, Spec, UNREAD_BY_WORKLOAD_SPECS, project_spec,
-};
+use crate::cluster::object::IntOrPercent;
+use crate::cluster::{ClusterView, Object, ObjectKey, Spec};
+use crate::eval::Found;
 use crate::impact::consequences::{healthy, pods_of};
 use crate::impact::effects::Effects;
 use crate::impact::field;
@@ -137,33 +137,35 @@ fn read_change<'a>(
     effects: &mut Effects,
 ) -> Option<Change<'a>> {
     let scaling = subject.sub_resource == "scale";
-    // The new object as far as this estimate reads it: its spec without the pod template
-    // (compared as text below), and without its metadata and status.
-    let new_json = if scaling {
-        None
-    } else {
-        subject.object_without(UNREAD_BY_WORKLOAD_SPECS)
-    };
-    let new_json = new_json.as_deref();
     let desired = if scaling {
         scaled_spec(subject, current, effects)?
     } else {
-        new_spec(new_json, current, effects)?
+        new_spec(subject, current, effects)?
     };
     let daemon_pods = i64::try_from(pod_count).unwrap_or(i64::MAX);
     let from = replicas(&current.spec).unwrap_or(daemon_pods);
     let to = replicas(&desired).unwrap_or(daemon_pods);
     let template_changed = !scaling && template_changed(subject, effects);
-    let on_delete = new_json
-        .and_then(|o| field(o, &["spec", "updateStrategy", "type"]))
-        .and_then(Json::as_str)
-        == Some("OnDelete");
+    // The projection records a DaemonSet's `OnDelete` as a pair of zeros (which the API server
+    // refuses for `RollingUpdate`).
+    let on_delete = matches!(
+        desired,
+        Spec::DaemonSet {
+            max_unavailable: IntOrPercent::Int(0),
+            max_surge: IntOrPercent::Int(0),
+            ..
+        }
+    );
     // A whole object states its own first ordinal (absent: 0). A Scale has none, and the slim
     // model keeps none: a `scale` request counts from 0.
-    let ordinal_start = new_json
-        .and_then(|o| field(o, &["spec", "ordinals", "start"]))
-        .and_then(Json::as_i64)
-        .unwrap_or(0);
+    let ordinal_start = if scaling {
+        0
+    } else {
+        subject
+            .object_at(&["spec", "ordinals", "start"])
+            .and_then(found_i64)
+            .unwrap_or(0)
+    };
     Some(Change {
         current,
         desired,
@@ -201,15 +203,15 @@ fn scaled_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Op
 }
 
 /// The spec after an UPDATE: the request's `object` with Kubernetes' defaults.
-fn new_spec(object: Option<&Json>, current: &Object, effects: &mut Effects) -> Option<Spec> {
-    let Some(json) = object else {
+fn new_spec(subject: &Subject, current: &Object, effects: &mut Effects) -> Option<Spec> {
+    let Some(read) = subject.object_spec() else {
         effects.note(format!(
             "the request carries no new {}: no effect is counted",
             current.key
         ));
         return None;
     };
-    let desired = match project_spec(json, &mut ClusterModel::new()) {
+    let desired = match read {
         Ok(spec) => spec,
         Err(error) => {
             effects.note(format!(
@@ -227,6 +229,14 @@ fn new_spec(object: Option<&Json>, current: &Object, effects: &mut Effects) -> O
         return None;
     }
     Some(desired)
+}
+
+/// The integer a value found in the object holds.
+fn found_i64(found: Found<'_>) -> Option<i64> {
+    match found {
+        Found::Tree(json) => json.as_i64(),
+        Found::Text(text) => serde_json::from_str::<Json>(text).ok()?.as_i64(),
+    }
 }
 
 /// True when `spec.template` differs between `oldObject` and `object`. The templates are

@@ -601,6 +601,27 @@ mod tests {
         );
     }
 
+    /// Text whose reading only the tree knows (`-0` is a float to serde_json, and so an invalid
+    /// replica count) is left to the tree.
+    #[test]
+    fn numbers_the_tree_reads_otherwise_are_left_to_it() {
+        for replicas in ["-0", "1.0", "1e1", "18446744073709551615"] {
+            let text = format!(
+                r#"{{"apiVersion":"apps/v1","kind":"ReplicaSet","spec":{{"replicas":{replicas},"selector":{{"matchLabels":{{"a":"b"}}}}}}}}"#
+            );
+            assert_eq!(
+                project_spec_text(&text, &Outline::of(&text), &mut ClusterModel::new()),
+                None,
+                "{replicas}"
+            );
+            let tree: Value = serde_json::from_str(&text).unwrap();
+            assert!(
+                project_spec(&tree, &mut ClusterModel::new()).is_err(),
+                "{replicas}"
+            );
+        }
+    }
+
     #[test]
     fn errors_name_the_field() {
         let mut model = ClusterModel::new();

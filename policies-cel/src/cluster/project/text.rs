@@ -106,10 +106,11 @@ pub(super) fn plain_str(text: &str) -> Result<&str, Unread> {
 }
 
 /// The integer `text` holds, when it is written as one (digits, perhaps a minus) and fits an
-/// `i64` (`serde_json::Value::as_i64`'s integers; `1.0` or `1e3` are left to the tree).
+/// `i64` (`serde_json::Value::as_i64`'s integers; `1.0` or `1e3` are left to the tree, and so is
+/// `-0`, which serde_json reads as a float).
 pub(super) fn int(text: &str) -> Result<i64, Unread> {
     let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || text.starts_with("-0") {
         return Err(Unread);
     }
     text.parse().map_err(|_| Unread)
@@ -201,8 +202,9 @@ mod tests {
         assert_eq!(plain_str(r#""a\u0062c""#), Err(Unread));
         assert_eq!(plain_str("3"), Err(Unread));
         assert_eq!(int("-12"), Ok(-12));
-        assert_eq!(int("-0"), Ok(0));
-        for not_plain in ["1.0", "1e3", "-", "", "\"1\"", "9223372036854775808"] {
+        assert_eq!(int("0"), Ok(0));
+        assert_eq!(int("-9223372036854775808"), Ok(i64::MIN));
+        for not_plain in ["1.0", "1e3", "-", "", "\"1\"", "9223372036854775808", "-0"] {
             assert_eq!(int(not_plain), Err(Unread), "{not_plain}");
         }
         assert_eq!(bool("true"), Ok(true));

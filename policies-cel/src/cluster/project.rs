@@ -622,6 +622,165 @@ mod tests {
         }
     }
 
+    mod text_agrees {
+        //! Property: a workload spec read from its text is the spec read from its tree, on
+        //! random specs written as text (keys the readers ask for, repeated or escaped; values of
+        //! every JSON type, numbers serde_json reads as floats or beyond `i64`, strings with
+        //! escapes).
+
+        use proptest::prelude::*;
+
+        use super::super::{ClusterModel, Outline, Value, project_spec, project_spec_text};
+
+        const KEYS: &[&str] = &[
+            "replicas",
+            "selector",
+            "matchLabels",
+            "matchExpressions",
+            "key",
+            "operator",
+            "values",
+            "strategy",
+            "type",
+            "rollingUpdate",
+            "maxUnavailable",
+            "maxSurge",
+            "partition",
+            "paused",
+            "updateStrategy",
+            "podManagementPolicy",
+            "volumeClaimTemplates",
+            "metadata",
+            "name",
+            "persistentVolumeClaimRetentionPolicy",
+            "whenDeleted",
+            "whenScaled",
+            "template",
+            "spec",
+            "nodeSelector",
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+            "a",
+            r"r\u0065plicas",
+        ];
+        const NUMBERS: &[&str] = &[
+            "0",
+            "-0",
+            "1",
+            "3",
+            "-1",
+            "2.0",
+            "1e2",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "true",
+            "false",
+            "null",
+        ];
+        const STRINGS: &[&str] = &[
+            "RollingUpdate",
+            "OnDelete",
+            "Recreate",
+            "Parallel",
+            "OrderedReady",
+            "Retain",
+            "Delete",
+            "25%",
+            "x%",
+            "0%",
+            "-5%",
+            "In",
+            "NotIn",
+            "Exists",
+            "DoesNotExist",
+            "Gt",
+            "a",
+            "b",
+            "",
+            "data",
+            r"Rolling\u0055pdate",
+            r#"a\"b"#,
+            r"\\",
+        ];
+
+        /// The keys of a spec the readers ask for (and one they do not).
+        const SPEC_KEYS: &[&str] = &[
+            "replicas",
+            "selector",
+            "strategy",
+            "updateStrategy",
+            "paused",
+            "podManagementPolicy",
+            "volumeClaimTemplates",
+            "persistentVolumeClaimRetentionPolicy",
+            "minAvailable",
+            "maxUnavailable",
+            "unhealthyPodEvictionPolicy",
+            "template",
+            "a",
+        ];
+
+        fn key() -> impl Strategy<Value = String> {
+            prop::sample::select(KEYS).prop_map(str::to_owned)
+        }
+
+        fn leaf() -> impl Strategy<Value = String> + Clone {
+            prop_oneof![
+                prop::sample::select(NUMBERS).prop_map(str::to_owned),
+                prop::sample::select(STRINGS).prop_map(|s| format!("\"{s}\"")),
+            ]
+        }
+
+        /// A spec's value: a scalar as often as a container.
+        fn spec_value() -> impl Strategy<Value = String> {
+            prop_oneof![leaf(), value()]
+        }
+
+        fn value() -> impl Strategy<Value = String> {
+            leaf().prop_recursive(4, 48, 5, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4)
+                        .prop_map(|items| format!("[{}]", items.join(","))),
+                    prop::collection::vec((key(), inner), 0..5).prop_map(|fields| object(&fields)),
+                ]
+            })
+        }
+
+        fn object(fields: &[(String, String)]) -> String {
+            let members: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+            format!("{{{}}}", members.join(", "))
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4096))]
+            #[test]
+            fn a_spec_from_text_is_the_spec_from_the_tree(
+                kind in prop::sample::select(&["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "PodDisruptionBudget"][..]),
+                selector in prop::option::of(Just(r#""selector": {"matchLabels": {"app": "x"}}"#)),
+                fields in prop::collection::vec((prop::sample::select(SPEC_KEYS).prop_map(str::to_owned), spec_value()), 0..4),
+            ) {
+                let api_version = match kind {
+                    "Job" => "batch/v1",
+                    "PodDisruptionBudget" => "policy/v1",
+                    _ => "apps/v1",
+                };
+                let mut spec = object(&fields);
+                if let Some(selector) = selector {
+                    spec = format!("{{{selector}{}{}", if fields.is_empty() { "" } else { ", " }, &spec[1..]);
+                }
+                let text = format!(r#"{{"apiVersion": "{api_version}", "kind": "{kind}", "metadata": {{"name": "w"}}, "spec": {spec}}}"#);
+                let tree: Value = serde_json::from_str(&text).map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;
+                if let Some(read) = project_spec_text(&text, &Outline::of(&text), &mut ClusterModel::new()) {
+                    prop_assert_eq!(Ok(read), project_spec(&tree, &mut ClusterModel::new()), "{}", text);
+                }
+            }
+        }
+    }
+
     #[test]
     fn errors_name_the_field() {
         let mut model = ClusterModel::new();

@@ -15,6 +15,8 @@ use std::time::Duration;
 use policies_cel::impact::Summary;
 use serde::Serialize;
 
+use crate::json_out;
+
 /// The resource a request is about.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +63,110 @@ pub struct DecisionRecord {
     /// Each stage's time, in order, with `--stage-timings` (`policies_cel::stages`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageTime>,
+}
+
+impl DecisionRecord {
+    /// The record as one JSON object, byte for byte what serde_json writes for it (`json_out`);
+    /// a record with stage timings (`--stage-timings`, whose figures are floats) is written by
+    /// serde_json.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        if !self.stages.is_empty() {
+            return serde_json::to_writer(out, self);
+        }
+        out.push(b'{');
+        json_out::key(out, "time");
+        json_out::string(out, &self.time);
+        json_out::next_key(out, "uid");
+        json_out::string(out, &self.uid);
+        json_out::next_key(out, "user");
+        json_out::string(out, &self.user);
+        json_out::next_key(out, "operation");
+        json_out::string(out, &self.operation);
+        json_out::next_key(out, "resource");
+        out.push(b'{');
+        json_out::key(out, "group");
+        json_out::string(out, &self.resource.group);
+        json_out::next_key(out, "version");
+        json_out::string(out, &self.resource.version);
+        json_out::next_key(out, "resource");
+        json_out::string(out, &self.resource.resource);
+        if !self.resource.subresource.is_empty() {
+            json_out::next_key(out, "subresource");
+            json_out::string(out, &self.resource.subresource);
+        }
+        out.push(b'}');
+        if !self.namespace.is_empty() {
+            json_out::next_key(out, "namespace");
+            json_out::string(out, &self.namespace);
+        }
+        if !self.name.is_empty() {
+            json_out::next_key(out, "name");
+            json_out::string(out, &self.name);
+        }
+        json_out::next_key(out, "dryRun");
+        json_out::boolean(out, self.dry_run);
+        json_out::next_key(out, "verdict");
+        json_out::string(out, self.verdict);
+        if !self.denied_by.is_empty() {
+            json_out::next_key(out, "deniedBy");
+            json_out::strings(out, self.denied_by.iter().map(String::as_str));
+        }
+        if !self.warned_by.is_empty() {
+            json_out::next_key(out, "warnedBy");
+            json_out::strings(out, self.warned_by.iter().map(String::as_str));
+        }
+        if let Some(failure) = &self.failure {
+            json_out::next_key(out, "failure");
+            json_out::string(out, failure);
+        }
+        if let Some(impact) = &self.impact {
+            json_out::next_key(out, "impact");
+            write_summary(out, impact);
+        }
+        if let Some(lane) = self.lane {
+            json_out::next_key(out, "lane");
+            json_out::string(out, lane);
+        }
+        json_out::next_key(out, "latencyUs");
+        json_out::number(out, self.latency_us);
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+/// The impact's summary figures, in `Summary`'s order.
+fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
+    let Summary {
+        deleted,
+        pods_disrupted,
+        data_loss,
+        services_without_endpoints,
+        pdb_violations,
+        workloads_down,
+        quorum_lost,
+        broken_references,
+        external_data_loss,
+    } = *summary;
+    let figures = [
+        ("deleted", deleted),
+        ("podsDisrupted", pods_disrupted),
+        ("dataLoss", data_loss),
+        ("servicesWithoutEndpoints", services_without_endpoints),
+        ("pdbViolations", pdb_violations),
+        ("workloadsDown", workloads_down),
+        ("quorumLost", quorum_lost),
+        ("brokenReferences", broken_references),
+        ("externalDataLoss", external_data_loss),
+    ];
+    out.push(b'{');
+    for (index, (name, figure)) in figures.into_iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        json_out::key(out, name);
+        json_out::number(out, u64::try_from(figure).unwrap_or(u64::MAX));
+    }
+    out.push(b'}');
 }
 
 /// One stage of a request and its time.
@@ -149,7 +255,7 @@ impl DecisionLog {
         }
         let mut pending = lock(&self.pending);
         let before = pending.len();
-        if let Err(error) = serde_json::to_writer(&mut *pending, record) {
+        if let Err(error) = record.write_json(&mut pending) {
             pending.truncate(before);
             tracing::warn!(%error, "cannot serialize a decision record");
             return;
@@ -207,6 +313,67 @@ pub fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hand-written line is serde_json's, byte for byte, with every field set or left out.
+    #[test]
+    fn the_written_record_is_serde_jsons() {
+        let odd = "a \"quoted\" name\n\twith \\ and \u{1}, é 😀";
+        let full = DecisionRecord {
+            time: "2026-12-06T03:30:00.123456Z".into(),
+            uid: "5c2a8e7f-1b9d-4c3e-a7f6-0e4b2d9c8a13".into(),
+            user: odd.into(),
+            operation: "UPDATE".into(),
+            resource: ResourceRef {
+                group: "apps".into(),
+                version: "v1".into(),
+                resource: "statefulsets".into(),
+                subresource: "scale".into(),
+            },
+            namespace: "databases".into(),
+            name: odd.into(),
+            dry_run: true,
+            verdict: "denied",
+            denied_by: vec!["suture-statefulset-quorum".into(), odd.into()],
+            warned_by: vec!["w".into()],
+            failure: Some("timeout".into()),
+            impact: Some(Summary {
+                deleted: 1,
+                pods_disrupted: 2,
+                data_loss: 3,
+                services_without_endpoints: 4,
+                pdb_violations: 5,
+                workloads_down: 6,
+                quorum_lost: 7,
+                broken_references: 8,
+                external_data_loss: usize::MAX,
+            }),
+            lane: Some("inline"),
+            latency_us: u64::MAX,
+            stages: Vec::new(),
+        };
+        let mut records = vec![full.clone(), DecisionRecord::default()];
+        records.push(DecisionRecord {
+            impact: Some(Summary::default()),
+            lane: None,
+            failure: None,
+            ..full.clone()
+        });
+        records.push(DecisionRecord {
+            stages: vec![StageTime {
+                stage: "read",
+                us: 1.25,
+            }],
+            ..full
+        });
+        for record in &records {
+            let mut written = Vec::new();
+            record.write_json(&mut written).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(record).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn records_are_single_json_lines() {

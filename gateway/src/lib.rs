@@ -11,6 +11,7 @@ pub mod decision_log;
 pub mod duration;
 pub mod guard;
 pub mod health;
+pub mod json_out;
 pub mod ledger;
 pub mod live;
 pub mod metrics;

@@ -6,7 +6,6 @@ use std::time::Instant;
 use kube_core::DynamicObject;
 use kube_core::admission::AdmissionRequest;
 use policies_cel::{Request, WireReview, stages};
-use warp::Reply;
 use warp::reply::Response;
 
 use crate::admission::Lane;
@@ -124,7 +123,7 @@ impl Admission {
         let Some(decision) = self.evaluator.rehearse(&enforced, &plan, source) else {
             return Rehearsed::Skipped;
         };
-        let answer = warp::reply::json(&verdict::respond(&uid, &decision)).into_response();
+        let answer = verdict::respond(&uid, &decision).reply();
         drop((record, answer));
         Rehearsed::Judged
     }
@@ -189,7 +188,7 @@ impl Admission {
             } => {
                 tracing::warn!(%uid, "unreadable AdmissionReview answered with a denial");
                 let review = ReviewResponse::deny(&uid, 400, message);
-                self.invalid(started, warp::reply::json(&review).into_response())
+                self.invalid(started, review.reply())
             }
             Unreadable { uid: None, message } => {
                 tracing::warn!("a body that is not an AdmissionReview was refused");
@@ -330,7 +329,7 @@ impl Admission {
             record.latency_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
             self.log.write(&record);
         }
-        warp::reply::json(&response).into_response()
+        response.reply()
     }
 }
 

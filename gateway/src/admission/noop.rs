@@ -2,7 +2,6 @@
 //! review allowed with its uid echoed, without evaluation.
 
 use serde::Deserialize;
-use warp::Reply;
 use warp::reply::Response;
 
 use crate::admission::body::Body;
@@ -27,7 +26,7 @@ pub fn answer(body: Body) -> Response {
         Body::Complete(bytes) => match serde_json::from_slice::<UidOnly<'_>>(&bytes) {
             Ok(UidOnly {
                 request: Some(request),
-            }) => warp::reply::json(&ReviewResponse::allow(&request.uid)).into_response(),
+            }) => ReviewResponse::allow(&request.uid).reply(),
             _ => status_response(400, "not an AdmissionReview with a request uid"),
         },
         Body::TooLarge => status_response(413, "the body is larger than --max-body-bytes"),

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::json_out;
+
 /// `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -103,6 +105,68 @@ impl ReviewResponse {
     }
 }
 
+impl ReviewResponse {
+    /// The review as JSON, byte for byte what serde_json writes for it (`json_out`).
+    pub fn to_json(&self) -> Vec<u8> {
+        let response = &self.response;
+        let message = response.status.as_ref().map_or(0, |s| s.message.len());
+        let mut out = Vec::with_capacity(160 + response.uid.len() + message);
+        out.push(b'{');
+        json_out::key(&mut out, "apiVersion");
+        json_out::string(&mut out, self.api_version);
+        json_out::next_key(&mut out, "kind");
+        json_out::string(&mut out, self.kind);
+        json_out::next_key(&mut out, "response");
+        out.push(b'{');
+        json_out::key(&mut out, "uid");
+        json_out::string(&mut out, &response.uid);
+        json_out::next_key(&mut out, "allowed");
+        json_out::boolean(&mut out, response.allowed);
+        if let Some(status) = &response.status {
+            json_out::next_key(&mut out, "status");
+            out.push(b'{');
+            json_out::key(&mut out, "status");
+            json_out::string(&mut out, status.status);
+            json_out::next_key(&mut out, "code");
+            json_out::number(&mut out, u64::from(status.code));
+            json_out::next_key(&mut out, "reason");
+            json_out::string(&mut out, status.reason);
+            json_out::next_key(&mut out, "message");
+            json_out::string(&mut out, &status.message);
+            out.push(b'}');
+        }
+        if !response.warnings.is_empty() {
+            json_out::next_key(&mut out, "warnings");
+            json_out::strings(&mut out, response.warnings.iter().map(String::as_str));
+        }
+        if !response.audit_annotations.is_empty() {
+            json_out::next_key(&mut out, "auditAnnotations");
+            out.push(b'{');
+            for (index, (key, value)) in response.audit_annotations.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                json_out::string(&mut out, key);
+                out.push(b':');
+                json_out::string(&mut out, value);
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"}}");
+        out
+    }
+
+    /// The HTTP answer carrying the review (`application/json`).
+    pub fn reply(&self) -> warp::reply::Response {
+        let mut answer = warp::reply::Response::new(self.to_json().into());
+        answer.headers_mut().insert(
+            warp::http::header::CONTENT_TYPE,
+            warp::http::HeaderValue::from_static("application/json"),
+        );
+        answer
+    }
+}
+
 /// The Kubernetes `StatusReason` of an HTTP code.
 pub fn reason_of(code: u16) -> &'static str {
     match code {
@@ -160,5 +224,37 @@ mod tests {
             allow["response"],
             serde_json::json!({"uid": "u-2", "allowed": true})
         );
+    }
+
+    /// The hand-written review is serde_json's, byte for byte, whatever it carries.
+    #[test]
+    fn the_written_review_is_serde_jsons() {
+        let message = "the request \"scales\" StatefulSet db/pg\nto 1: \u{1}\t😀 \\ done";
+        let mut reviews = vec![
+            ReviewResponse::allow("u-1"),
+            ReviewResponse::allow(""),
+            ReviewResponse::deny("u-\"2", 403, message),
+            ReviewResponse::deny("u-3", 500, ""),
+            ReviewResponse::deny("u-4", 413, "x".repeat(1000)),
+        ];
+        let mut full = ReviewResponse::deny("u-5", 401, message);
+        full.response.warnings = vec!["one".into(), "two \"quoted\"".into(), String::new()];
+        full.response
+            .audit_annotations
+            .insert("suture.dev/b".into(), "2".into());
+        full.response
+            .audit_annotations
+            .insert("suture.dev/a".into(), message.into());
+        reviews.push(full);
+        let mut warned = ReviewResponse::allow("u-6");
+        warned.response.warnings.push("w".into());
+        reviews.push(warned);
+        for review in &reviews {
+            let written = review.to_json();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(review).unwrap()
+            );
+        }
     }
 }

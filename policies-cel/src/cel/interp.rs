@@ -305,8 +305,22 @@ impl Frame<'_> {
                     Some(t) => Some(self.eval(t)?),
                     None => None,
                 };
-                let args = self.eval_all(args)?;
-                functions::call(*builtin, target, args, self.budget)
+                // Most calls take three arguments or fewer: they are evaluated into the stack.
+                if args.is_empty() {
+                    return functions::call(*builtin, target, &mut std::iter::empty(), self.budget);
+                }
+                if let [first, rest @ ..] = args.as_slice()
+                    && rest.len() < 3
+                {
+                    let mut values = [self.eval(first)?, Value::Null, Value::Null];
+                    for (slot, arg) in values.iter_mut().skip(1).zip(rest) {
+                        *slot = self.eval(arg)?;
+                    }
+                    let mut given = values.into_iter().take(args.len());
+                    return functions::call(*builtin, target, &mut given, self.budget);
+                }
+                let mut given = self.eval_all(args)?.into_iter();
+                functions::call(*builtin, target, &mut given, self.budget)
             }
             Kind::Bridge { call, target, args } => self.bridge(call, target.as_deref(), args),
             Kind::ClusterCall { method, args } => {

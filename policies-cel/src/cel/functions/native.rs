@@ -18,11 +18,10 @@ use crate::cel::{Budget, EvalError, Value};
 pub(crate) fn call(
     builtin: Builtin,
     target: Option<Value>,
-    args: Vec<Value>,
+    args: &mut dyn Iterator<Item = Value>,
     budget: &Budget,
 ) -> Result<Value, EvalError> {
     use Builtin::*;
-    let mut args = args.into_iter();
     let mut next = || args.next().unwrap_or(Value::Null);
     // Functions callable both as `f(x)` and `x.f()` take the receiver first.
     let mut this = target.unwrap_or_else(&mut next);

@@ -1,4 +1,5 @@
-//! Reading the fields of a Kubernetes object as JSON, with errors that name the field.
+//! Reading the fields of a Kubernetes object as JSON — a parsed tree, or the object's text
+//! (`text.rs`, for the plain values it reads) — with errors that name the field.
 //!
 //! Absent and `null` fields read as absent (Go's `omitempty` and `null` decode alike). Paths are
 //! built only when something is wrong: an error starts at the field it is about and each caller

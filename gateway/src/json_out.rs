@@ -6,21 +6,11 @@
 //! looks every byte up in a table (a denial message is hundreds of bytes; together the two
 //! documents were about 4% of a judged scale-down's instructions).
 
-/// Every byte is `0x01`: times a byte, a word of that byte.
-const ONES: u64 = 0x0101_0101_0101_0101;
+use policies_cel::eval::swar::{bytes_below, bytes_equal, first_stop};
 
-/// The high bit of each byte of `word` that JSON escapes in a string (a control character, a
-/// quote, a backslash); the lowest one set is the first such byte.
+/// The bytes of `word` JSON escapes in a string: a control character, a quote, a backslash.
 const fn escaped_bytes(word: u64) -> u64 {
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-    (below_space | zero_bytes(word ^ (ONES * b'"' as u64)) | zero_bytes(word ^ (ONES * b'\\' as u64)))
-        & (ONES << 7)
-}
-
-/// The high bit (with the other bits of the byte, which the caller masks) of each zero byte of
-/// `word`, the lowest one exact.
-const fn zero_bytes(word: u64) -> u64 {
-    word.wrapping_sub(ONES) & !word
+    bytes_below(word, 0x20) | bytes_equal(word, b'"') | bytes_equal(word, b'\\')
 }
 
 /// `text` as a JSON string, quoted and escaped as serde_json escapes it (`\"`, `\\`, the short
@@ -31,35 +21,19 @@ pub fn string(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     let mut written = 0;
     let mut at = 0;
-    while at < bytes.len() {
+    loop {
         // Eight bytes at a time to the next byte to escape, then one at a time near the end.
-        let word = bytes
-            .get(at..at + 8)
-            .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
-            .map(u64::from_le_bytes);
-        let stop = match word {
-            Some(word) => {
-                let found = escaped_bytes(word);
-                if found == 0 {
-                    at += 8;
-                    continue;
-                }
-                at + (found.trailing_zeros() / 8) as usize
-            }
-            None => match bytes
-                .get(at..)
-                .and_then(|rest| rest.iter().position(|&b| needs_escape(b)))
-            {
-                Some(offset) => at + offset,
-                None => break,
-            },
-        };
-        out.extend_from_slice(bytes.get(written..stop).unwrap_or_default());
-        if let Some(&byte) = bytes.get(stop) {
-            escape(out, byte);
+        at = first_stop(bytes, at, escaped_bytes);
+        while bytes.get(at).is_some_and(|&byte| !needs_escape(byte)) {
+            at += 1;
         }
-        written = stop + 1;
-        at = stop + 1;
+        let Some(&byte) = bytes.get(at) else {
+            break;
+        };
+        out.extend_from_slice(bytes.get(written..at).unwrap_or_default());
+        escape(out, byte);
+        at += 1;
+        written = at;
     }
     out.extend_from_slice(bytes.get(written..).unwrap_or_default());
     out.push(b'"');

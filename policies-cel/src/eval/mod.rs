@@ -18,7 +18,7 @@ mod root_fields;
 mod run;
 pub mod selector;
 pub mod subjects;
-mod swar;
+pub mod swar;
 mod target;
 mod trial;
 mod wire;

@@ -283,12 +283,12 @@ pub(crate) mod tests {
         }
     }
 
-    /// The objects are parsed only by what reads them: the estimate of a scale-down parses the
-    /// new StatefulSet's spec into a tree it does not keep and compares the pod templates as
-    /// text, and neither it nor the escape hatch behind its denial parses either object whole;
-    /// the estimate of a Pod DELETE parses
-    /// neither object, and the pack's decision on an allowed Pod DELETE reads nothing of the Pod
-    /// (the escape hatch is looked up only for a denial).
+    /// The objects are parsed only by what reads them: the estimate of a scale-down projects the
+    /// new StatefulSet's spec from its text (falling back to the parsed object would show here)
+    /// and compares the pod templates as text, and neither it nor the escape hatch behind its
+    /// denial parses either object whole; the estimate of a Pod DELETE parses neither object,
+    /// and the pack's decision on an allowed Pod DELETE reads nothing of the Pod (the escape
+    /// hatch is looked up only for a denial).
     #[test]
     fn objects_are_parsed_only_when_read() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");

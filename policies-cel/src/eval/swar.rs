@@ -1,31 +1,31 @@
 //! Eight bytes of text at a time (SWAR, "SIMD within a register"): finding the first byte of a
 //! kind in a word of text without a branch per byte. The JSON scans use it to pass over strings
-//! and containers ([`json_text`](super::json_text), which trusts text already checked, and
-//! [`checked_json`](super::checked_json), which checks it).
+//! and containers (`json_text`, which trusts text already checked, and `checked_json`, which
+//! checks it); the gateway uses it to escape the strings of the JSON it writes.
 
 /// Every byte is `0x01`: times a byte, a word of that byte.
 const ONES: u64 = 0x0101_0101_0101_0101;
 
 /// The high bit of each byte of `word` below `limit` (a byte under 0x80); the lowest one set is
 /// the first such byte (higher ones may be false, from a borrow, which is never read).
-pub(crate) const fn bytes_below(word: u64, limit: u8) -> u64 {
+pub const fn bytes_below(word: u64, limit: u8) -> u64 {
     word.wrapping_sub(ONES * limit as u64) & !word & (ONES << 7)
 }
 
 /// The same for the bytes equal to `byte`.
-pub(crate) const fn bytes_equal(word: u64, byte: u8) -> u64 {
+pub const fn bytes_equal(word: u64, byte: u8) -> u64 {
     bytes_below(word ^ (ONES * byte as u64), 1)
 }
 
 /// `word` with bit 5 of every byte set: `[` and `]` read as `{` and `}`.
-pub(crate) const fn fold_brackets(word: u64) -> u64 {
+pub const fn fold_brackets(word: u64) -> u64 {
     word | (ONES * 0x20)
 }
 
 /// Where the first byte `stop` finds is in `bytes` from `at` on, looking at eight bytes at a
 /// time; or where fewer than eight bytes are left (the caller looks at those one at a time).
 #[inline(always)]
-pub(crate) fn first_stop(bytes: &[u8], at: usize, stop: impl Fn(u64) -> u64) -> usize {
+pub fn first_stop(bytes: &[u8], at: usize, stop: impl Fn(u64) -> u64) -> usize {
     let mut offset = at;
     while let Some(word) = bytes
         .get(offset..offset + 8)

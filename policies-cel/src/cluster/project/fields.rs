@@ -272,10 +272,7 @@ impl<'a> Fields<'a> {
             None => return Ok(None),
             Some(Found::Tree(value)) => value,
             Some(Found::Text(text)) => {
-                let percent = text::plain_str(text)
-                    .ok()
-                    .and_then(|s| s.strip_suffix('%'))
-                    .and_then(|digits| digits.parse::<i64>().ok());
+                let percent = text::plain_str(text).ok().and_then(percentage);
                 return match (text::int(text), percent) {
                     (Ok(int), _) => Ok(Some(IntOrPercent::Int(int))),
                     (Err(_), Some(percent)) => Ok(Some(IntOrPercent::Percent(percent))),
@@ -283,10 +280,7 @@ impl<'a> Fields<'a> {
                 };
             }
         };
-        let percent = value
-            .as_str()
-            .and_then(|s| s.strip_suffix('%'))
-            .and_then(|digits| digits.parse::<i64>().ok());
+        let percent = value.as_str().and_then(percentage);
         match (value.as_i64(), percent) {
             (Some(int), _) => Ok(Some(IntOrPercent::Int(int))),
             (None, Some(percent)) => Ok(Some(IntOrPercent::Percent(percent))),
@@ -362,6 +356,11 @@ impl<'a> Fields<'a> {
         }
         Ok(labels_from(model, pairs))
     }
+}
+
+/// The whole percent of a string such as `25%`.
+fn percentage(text: &str) -> Option<i64> {
+    text.strip_suffix('%')?.parse().ok()
 }
 
 #[cfg(test)]

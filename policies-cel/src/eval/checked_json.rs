@@ -50,7 +50,7 @@ impl Str {
 
 /// A position in JSON text, moved over it value by value, each value checked as it is passed.
 /// Every method gives `None` when the text is refused; the position is then meaningless.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Checked<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -182,6 +182,23 @@ impl<'a> Checked<'a> {
             match self.next_byte()? {
                 b',' => self.at += 1,
                 b'}' => return self.leave(),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Passes the array starting here (past white space), which must be one, calling `element`
+    /// at each element, which must pass (and so check) it.
+    pub(crate) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.enter(b'[')?;
+        if self.next_byte()? == b']' {
+            return self.leave();
+        }
+        loop {
+            element(self)?;
+            match self.next_byte()? {
+                b',' => self.at += 1,
+                b']' => return self.leave(),
                 _ => return None,
             }
         }

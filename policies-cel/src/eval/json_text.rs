@@ -62,6 +62,11 @@ pub(crate) struct RawKey<'a> {
 }
 
 impl<'a> RawKey<'a> {
+    /// Whether the key holds an escape.
+    pub(crate) fn has_escape(&self) -> bool {
+        has_backslash(self.raw)
+    }
+
     /// Whether the key is `wanted` (unescaped first only when it has escapes). An escape is
     /// longer written than what it stands for, so a key with escapes is longer than its text
     /// unescaped: most keys are told apart by their length alone, and most longer keys by their

@@ -22,6 +22,7 @@ pub mod swar;
 mod target;
 mod trial;
 mod wire;
+mod wire_fields;
 mod wire_review;
 
 pub use decision::{Decision, Denial, Failure, Outcome, PolicyResult};

@@ -28,6 +28,8 @@ pub(crate) struct Field {
     pub parent: Option<usize>,
     /// The key between its quotes, escapes as written.
     pub key: Range<usize>,
+    /// Whether the key holds an escape (else its bytes are its name).
+    pub escaped: bool,
     /// The value's text.
     pub value: Range<usize>,
 }
@@ -71,6 +73,7 @@ impl Outline {
             fields.push(Field {
                 parent: None,
                 key: range_of(key),
+                escaped: key.has_escape(),
                 value: 0..0,
             });
             // (Past the white space before the value, where its range starts.)
@@ -82,6 +85,7 @@ impl Outline {
                     fields.push(Field {
                         parent: Some(parent),
                         key: range_of(key),
+                        escaped: key.has_escape(),
                         value,
                     });
                 });
@@ -193,17 +197,13 @@ impl Outline {
     }
 }
 
-/// Whether `field`'s key is `key`: its bytes compared as they stand when they are as long
-/// (equal bytes with a backslash stand for less), else as [`RawKey::is`] reads escapes.
+/// Whether `field`'s key is `key`: its bytes compared as they stand, or, when it holds an
+/// escape, as [`RawKey::is`] reads escapes.
 fn key_is(text: &str, field: &Field, key: &str) -> bool {
-    let Some(raw) = text.as_bytes().get(field.key.clone()) else {
-        return false;
-    };
-    match raw.len().cmp(&key.len()) {
-        std::cmp::Ordering::Less => false,
-        std::cmp::Ordering::Equal => raw == key.as_bytes() && !key.bytes().any(|b| b == b'\\'),
-        std::cmp::Ordering::Greater => key_at(text, field).is_some_and(|k| k.is(key)),
+    if field.escaped {
+        return key_at(text, field).is_some_and(|k| k.is(key));
     }
+    text.as_bytes().get(field.key.clone()) == Some(key.as_bytes())
 }
 
 /// Where a key's text is.

@@ -20,6 +20,7 @@ use crate::eval::checked_json::{Checked, Str};
 use crate::eval::outline::{Field, Outline};
 use crate::eval::request::{Objects, Request};
 use crate::eval::wire::WireObject;
+use crate::eval::wire_fields::TypedFields;
 use crate::stages;
 
 /// The review's `apiVersion` and `kind`.
@@ -73,10 +74,14 @@ impl WireReview {
         let WireRequest {
             fields,
             places,
+            typed,
             object,
             old_object,
         } = request?;
-        let mut admission: AdmissionRequest<DynamicObject> = serde_json::from_str(&fields).ok()?;
+        let mut admission = match typed.finish() {
+            Some(admission) => admission,
+            None => serde_json::from_str(&fields).ok()?,
+        };
         stages::mark("read: request fields");
         admission.types = TypeMeta {
             api_version: API_VERSION.to_owned(),
@@ -120,6 +125,8 @@ struct WireRequest {
     fields: String,
     /// Each field's key (between its quotes) and value in `fields`.
     places: Vec<Field>,
+    /// The fields typed as they were checked.
+    typed: TypedFields,
     object: WireObject,
     old_object: WireObject,
 }
@@ -130,6 +137,7 @@ impl WireRequest {
         let mut request = Self {
             fields: String::with_capacity(1024),
             places: Vec::with_capacity(16),
+            typed: TypedFields::default(),
             object: WireObject::absent(),
             old_object: WireObject::absent(),
         };
@@ -139,7 +147,11 @@ impl WireRequest {
                 // A repeated object keeps its last value, as serde_json's tree does.
                 "object" => request.object = object(checked, text)?,
                 "oldObject" => request.old_object = object(checked, text)?,
-                _ => request.copy_field(text, &key, checked.value()?),
+                name => {
+                    let start = checked.next_byte().map(|_| checked.position())?;
+                    request.typed.read(name, checked, text)?;
+                    request.copy_field(text, &key, start..checked.position());
+                }
             }
             Some(())
         })?;
@@ -164,6 +176,7 @@ impl WireRequest {
         self.places.push(Field {
             parent: None,
             key: key_place,
+            escaped: key.escaped,
             value: value_start..fields.len(),
         });
     }
@@ -182,6 +195,7 @@ fn object(checked: &mut Checked<'_>, text: &str) -> Option<WireObject> {
                 let parent = fields.len();
                 fields.push(Field {
                     parent: None,
+                    escaped: key.escaped,
                     key: at(key.inner),
                     value: 0..0,
                 });
@@ -191,6 +205,7 @@ fn object(checked: &mut Checked<'_>, text: &str) -> Option<WireObject> {
                         let value = checked.value()?;
                         fields.push(Field {
                             parent: Some(parent),
+                            escaped: key.escaped,
                             key: at(key.inner),
                             value: at(value),
                         });

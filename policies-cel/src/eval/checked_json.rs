@@ -93,6 +93,15 @@ impl<'a> Checked<'a> {
         Some(start..self.at)
     }
 
+    /// Passes the `len` bytes of a value starting here (past white space) that are the bytes
+    /// of a value checked before at the same depth (a [`Counterpart`](super::counterpart)'s).
+    pub(crate) fn pass_vouched(&mut self, len: usize) -> Range<usize> {
+        self.skip_space();
+        let start = self.at;
+        self.at = (start + len).min(self.bytes.len());
+        start..self.at
+    }
+
     /// Passes and checks the value starting here, containers and all, in one loop: the
     /// containers open are a stack of bits (set: an object), as deep as [`MAX_DEPTH`] allows.
     fn pass(&mut self) -> Option<()> {

@@ -3,6 +3,7 @@
 //! exactly as kube-apiserver does for ValidatingAdmissionPolicy.
 
 mod checked_json;
+mod counterpart;
 mod decision;
 mod escape;
 pub(crate) mod json_text;

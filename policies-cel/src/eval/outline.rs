@@ -166,6 +166,24 @@ impl Outline {
         self.nested
     }
 
+    /// The place of the `index`-th top-level field of a nested outline.
+    pub(crate) fn top_place(&self, index: usize) -> Option<usize> {
+        self.top.get(index).and_then(|&place| usize::try_from(place).ok())
+    }
+
+    /// The field at `place`.
+    pub(crate) fn field_at(&self, place: usize) -> Option<&Field> {
+        self.fields.get(place)
+    }
+
+    /// The fields of the top-level field at `place`, in the order they stand.
+    pub(crate) fn children(&self, place: usize) -> &[Field] {
+        let start = place + 1;
+        let own = self.fields.get(start..).unwrap_or_default();
+        let count = own.iter().take_while(|field| field.parent == Some(place)).count();
+        own.get(..count).unwrap_or_default()
+    }
+
     /// The last field named `key` in `parent`.
     fn last(&self, text: &str, parent: Option<usize>, key: &str) -> Option<&Field> {
         self.index_of(text, parent, key)
@@ -177,17 +195,11 @@ impl Outline {
         let is_key = |field: &Field| key_is(text, field, key);
         match parent {
             // A top-level field's own fields follow it, in the order they stand.
-            Some(place) => {
-                let start = place + 1;
-                let children = self
-                    .fields
-                    .get(start..)?
-                    .iter()
-                    .take_while(|field| field.parent == parent)
-                    .count();
-                let own = self.fields.get(start..start + children)?;
-                own.iter().rposition(is_key).map(|index| start + index)
-            }
+            Some(place) => self
+                .children(place)
+                .iter()
+                .rposition(is_key)
+                .map(|index| place + 1 + index),
             None if self.nested => self.top.iter().rev().find_map(|&place| {
                 let place = usize::try_from(place).ok()?;
                 is_key(self.fields.get(place)?).then_some(place)

@@ -1,0 +1,86 @@
+//! The other object of an UPDATE, already checked, as a reference for the one being read: an
+//! UPDATE's `object` and `oldObject` are mostly the same bytes (kube-apiserver serializes both
+//! alike), and a value whose bytes are those of a value the check passed is valid as well: a
+//! JSON object, array or string ends where its own bytes say, whatever follows, at the same
+//! depth. The one-pass review reader ([`wire_review`](super::wire_review)) passes such a value
+//! with one comparison of bytes instead of checking it again, and takes its outline from the
+//! counterpart's.
+//!
+//! Counterparts are looked for in the same place (the same key at the same position among its
+//! siblings, as the API server writes both objects): a field moved elsewhere is simply checked.
+
+use crate::eval::outline::{Field, Outline};
+
+/// The counterpart object: its text, checked, and its outline (nested two levels).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counterpart<'r> {
+    text: &'r str,
+    outline: &'r Outline,
+}
+
+/// The counterpart of a top-level field: the field and its own fields.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TopField<'r> {
+    field: &'r Field,
+    children: &'r [Field],
+}
+
+impl<'r> Counterpart<'r> {
+    /// The counterpart of an object whose text and nested outline are these.
+    pub(crate) fn new(text: &'r str, outline: &'r Outline) -> Option<Self> {
+        outline.nests().then_some(Self { text, outline })
+    }
+
+    /// The counterpart of the `index`-th top-level field, whose key is `key` as written: the
+    /// counterpart's `index`-th, when its key is written alike.
+    pub(crate) fn top(&self, index: usize, key: &[u8]) -> Option<TopField<'r>> {
+        let place = self.outline.top_place(index)?;
+        let field = self.outline.field_at(place)?;
+        self.key_is(field, key).then(|| TopField {
+            field,
+            children: self.outline.children(place),
+        })
+    }
+
+    /// The counterpart of the `index`-th field of the field whose counterpart is `top`, the
+    /// field's key being `key` as written.
+    pub(crate) fn child(&self, top: TopField<'r>, index: usize, key: &[u8]) -> Option<&'r Field> {
+        let field = top.children.get(index)?;
+        self.key_is(field, key).then_some(field)
+    }
+
+    /// How long the value at `at` in `bytes` is when it starts with the bytes of `field`'s value
+    /// and that value is an object, an array or a string (a number or a literal is not
+    /// delimited by its own bytes: `1` starts `12`).
+    pub(crate) fn same_value(&self, field: &Field, bytes: &[u8], at: usize) -> Option<usize> {
+        let value = self.text.as_bytes().get(field.value.clone())?;
+        let delimited = matches!(value.first(), Some(b'{' | b'[' | b'"'));
+        (delimited && bytes.get(at..)?.starts_with(value)).then_some(value.len())
+    }
+
+    /// The same for a top-level field.
+    pub(crate) fn same_top_value(&self, top: TopField<'r>, bytes: &[u8], at: usize) -> Option<usize> {
+        self.same_value(top.field, bytes, at)
+    }
+
+    /// The own fields of the counterpart `top`, placed as they are in an identical value whose
+    /// text starts at `value_start`, under the field at `parent`.
+    pub(crate) fn children_at(
+        top: TopField<'r>,
+        value_start: usize,
+        parent: usize,
+    ) -> impl Iterator<Item = Field> + 'r {
+        let from = top.field.value.start;
+        let moved = move |at: usize| at.saturating_sub(from) + value_start;
+        top.children.iter().map(move |field| Field {
+            parent: Some(parent),
+            key: moved(field.key.start)..moved(field.key.end),
+            escaped: field.escaped,
+            value: moved(field.value.start)..moved(field.value.end),
+        })
+    }
+
+    fn key_is(&self, field: &Field, key: &[u8]) -> bool {
+        self.text.as_bytes().get(field.key.clone()) == Some(key)
+    }
+}

@@ -176,12 +176,19 @@ impl Outline {
         self.fields.get(place)
     }
 
-    /// The fields of the top-level field at `place`, in the order they stand.
+    /// The fields of the top-level field at `place`, in the order they stand: up to the next
+    /// top-level field; none when `place` is not a top-level field of a nested outline.
     pub(crate) fn children(&self, place: usize) -> &[Field] {
-        let start = place + 1;
-        let own = self.fields.get(start..).unwrap_or_default();
-        let count = own.iter().take_while(|field| field.parent == Some(place)).count();
-        own.get(..count).unwrap_or_default()
+        let end = u32::try_from(place)
+            .ok()
+            .and_then(|place| self.top.binary_search(&place).ok())
+            .map(|index| {
+                self.top
+                    .get(index + 1)
+                    .map_or(self.fields.len(), |&next| next as usize)
+            });
+        end.and_then(|end| self.fields.get(place + 1..end))
+            .unwrap_or_default()
     }
 
     /// The last field named `key` in `parent`.

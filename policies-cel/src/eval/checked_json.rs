@@ -171,6 +171,7 @@ impl<'a> Checked<'a> {
     }
 
     /// Passes the string starting here (past white space), which must be one.
+    #[inline(always)]
     pub(crate) fn string_value(&mut self) -> Option<Str> {
         (self.next_byte()? == b'"').then_some(())?;
         self.string()

@@ -38,13 +38,20 @@ pub(crate) struct Str {
 
 impl Str {
     /// The string's value in `text` (the text it was read from).
+    #[inline]
     pub(crate) fn unescaped<'t>(&self, text: &'t str) -> Option<Cow<'t, str>> {
         if self.escaped {
-            let quoted = text.get(self.inner.start.checked_sub(1)?..self.inner.end + 1)?;
-            serde_json::from_str(quoted).ok().map(Cow::Owned)
+            self.decoded(text).map(Cow::Owned)
         } else {
             text.get(self.inner.clone()).map(Cow::Borrowed)
         }
+    }
+
+    /// The value of a string with escapes, decoded by serde_json.
+    #[inline(never)]
+    fn decoded(&self, text: &str) -> Option<String> {
+        let quoted = text.get(self.inner.start.checked_sub(1)?..self.inner.end + 1)?;
+        serde_json::from_str(quoted).ok()
     }
 }
 

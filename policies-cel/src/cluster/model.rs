@@ -123,6 +123,65 @@ impl ClusterModel {
         Self::default()
     }
 
+    /// Removes every object and every shared string and list, keeping the room allocated for
+    /// them ([`with_scratch_model`](super::with_scratch_model)'s model, emptied after each use).
+    pub(crate) fn empty(&mut self) {
+        // Every field named: one added later is emptied here too, or the build says so.
+        let Self {
+            objects,
+            free,
+            hasher: _,
+            by_key,
+            by_uid,
+            dependents,
+            by_namespace,
+            by_kind,
+            pods_by_node,
+            volumes_by_node,
+            pods_by_label,
+            pods_by_claim,
+            pods_by_config,
+            pods_by_class,
+            slices_by_service,
+            selectors_by_namespace,
+            kept,
+            volume_by_claim,
+            strings,
+            label_sets,
+            owner_lists,
+            config_uses,
+            pod_requirements,
+            pod_templates,
+        } = self;
+        objects.clear();
+        free.clear();
+        by_key.clear();
+        by_uid.clear();
+        for index in [dependents, by_namespace, pods_by_node, volumes_by_node] {
+            index.clear();
+        }
+        for index in [by_kind, pods_by_claim, slices_by_service, selectors_by_namespace] {
+            index.clear();
+        }
+        pods_by_label.clear();
+        pods_by_config.clear();
+        pods_by_class.clear();
+        *kept = None;
+        volume_by_claim.clear();
+        strings.clear();
+        label_sets.clear();
+        owner_lists.clear();
+        config_uses.clear();
+        pod_requirements.clear();
+        pod_templates.clear();
+    }
+
+    /// How many strings are interned (tests).
+    #[cfg(test)]
+    pub(crate) fn strings_len(&self) -> usize {
+        self.strings.len()
+    }
+
     /// Keeps, of objects inserted from now on, what `profiles` name (by default, what the
     /// built-in catalog names): set it before loading objects.
     pub fn keep_for(&mut self, profiles: &crate::operators::Profiles) {

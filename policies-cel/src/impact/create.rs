@@ -16,7 +16,7 @@
 use serde_json::Value as Json;
 
 use crate::cluster::object::{Labels, Phase, Selector};
-use crate::cluster::{ClusterModel, ClusterView, Object, Spec, project};
+use crate::cluster::{ClusterView, Object, Spec, project, with_scratch_model};
 use crate::impact::consequences::ready_selected;
 use crate::impact::effects::Effects;
 use crate::impact::subject::Subject;
@@ -30,7 +30,7 @@ pub(super) fn slim(json: Option<&Json>, what: &str, effects: &mut Effects) -> Op
         ));
         return None;
     };
-    match project(json, &mut ClusterModel::new()) {
+    match with_scratch_model(|model| project(json, model)) {
         Ok(object) => Some(object),
         Err(error) => {
             effects.note(format!(

@@ -24,7 +24,7 @@ use std::net::IpAddr;
 
 use serde_json::Value as Json;
 
-use crate::cluster::{ClusterModel, ClusterView, Object, ObjectKey, Spec, project};
+use crate::cluster::{ClusterView, Object, ObjectKey, Spec, project, with_scratch_model};
 use crate::impact::effects::Effects;
 use crate::impact::slices::{MANAGED_BY_LABEL, MIRRORING_CONTROLLER, hand_made_endpoints, ready_in};
 use crate::impact::subject::Subject;
@@ -125,7 +125,7 @@ pub(crate) fn endpoints_updated(view: &dyn ClusterView, subject: &Subject, effec
 pub(crate) fn slice_updated(view: &dyn ClusterView, subject: &Subject, effects: &mut Effects) {
     let Some(new) = subject
         .object()
-        .and_then(|json| project(json, &mut ClusterModel::new()).ok())
+        .and_then(|json| with_scratch_model(|model| project(json, model)).ok())
     else {
         return;
     };

@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use crate::cluster::api::kinds::is_cluster_scoped;
 use crate::cluster::{
-    ClusterModel, ClusterView, ObjectKey, ProjectError, Spec, project_spec, project_spec_text,
+    ClusterView, ObjectKey, ProjectError, Spec, project_spec, project_spec_text, with_scratch_model,
 };
 use crate::eval::Request;
 use crate::eval::{Found, Objects};
@@ -129,13 +129,13 @@ impl<'a> Subject<'a> {
     pub fn object_spec(&self) -> Option<Result<Spec, ProjectError>> {
         let object = &self.objects.object;
         if let Some((text, outline)) = object.text_outlined()
-            && let Some(spec) = project_spec_text(text, outline, &mut ClusterModel::new())
+            && let Some(spec) = with_scratch_model(|model| project_spec_text(text, outline, model))
         {
             return Some(Ok(spec));
         }
         object
             .json()
-            .map(|json| project_spec(json, &mut ClusterModel::new()))
+            .map(|json| with_scratch_model(|model| project_spec(json, model)))
     }
 
     /// The value at `path` in `object`, read without parsing the rest of the object when

@@ -187,21 +187,38 @@ impl<'a> Checked<'a> {
     /// Passes the object starting here (past white space), which must be one, handing each
     /// member's key to `member`, which must pass (and so check) its value.
     pub(crate) fn object(&mut self, mut member: impl FnMut(&mut Self, Str) -> Option<()>) -> Option<()> {
+        self.members(|checked| {
+            let key = checked.key_and_colon()?;
+            member(checked, key)
+        })
+    }
+
+    /// Passes the object starting here (past white space), which must be one, calling `member`
+    /// at each member's key (past white space), which must pass the key, its colon and its value:
+    /// checking them ([`Checked::key_and_colon`], then the value) or passing bytes known valid.
+    pub(crate) fn members(&mut self, mut member: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.enter(b'{')?;
         if self.next_byte()? == b'}' {
             return self.leave();
         }
         loop {
-            let key = self.string_value()?;
-            (self.next_byte()? == b':').then_some(())?;
-            self.at += 1;
-            member(self, key)?;
+            self.skip_space();
+            member(self)?;
             match self.next_byte()? {
                 b',' => self.at += 1,
                 b'}' => return self.leave(),
                 _ => return None,
             }
         }
+    }
+
+    /// Passes a member's key and the colon after it, and gives the key.
+    #[inline(always)]
+    pub(crate) fn key_and_colon(&mut self) -> Option<Str> {
+        let key = self.string_value()?;
+        (self.next_byte()? == b':').then_some(())?;
+        self.at += 1;
+        Some(key)
     }
 
     /// Passes the array starting here (past white space), which must be one, calling `element`

@@ -2,9 +2,11 @@
 //! UPDATE's `object` and `oldObject` are mostly the same bytes (kube-apiserver serializes both
 //! alike), and a value whose bytes are those of a value the check passed is valid as well: a
 //! JSON object, array or string ends where its own bytes say, whatever follows, at the same
-//! depth. The one-pass review reader ([`wire_review`](super::wire_review)) passes such a value
-//! with one comparison of bytes instead of checking it again, and takes its outline from the
-//! counterpart's.
+//! depth; so is a member (key, colon, value) whose bytes are a checked member's, when its value
+//! is delimited so or by the byte after it. The one-pass review reader
+//! ([`wire_review`](super::wire_review)) passes such a top-level value, or such a member of a
+//! top-level object, with one comparison of bytes instead of checking it again, and takes its
+//! outline from the counterpart's.
 //!
 //! Counterparts are looked for in the same place (the same key at the same position among its
 //! siblings, as the API server writes both objects): a field moved elsewhere is simply checked.
@@ -42,13 +44,6 @@ impl<'r> Counterpart<'r> {
         })
     }
 
-    /// The counterpart of the `index`-th field of the field whose counterpart is `top`, the
-    /// field's key being `key` as written.
-    pub(crate) fn child(&self, top: TopField<'r>, index: usize, key: &[u8]) -> Option<&'r Field> {
-        let field = top.children.get(index)?;
-        self.key_is(field, key).then_some(field)
-    }
-
     /// How long the value at `at` in `bytes` is when it starts with the bytes of `field`'s value
     /// and that value is an object, an array or a string (a number or a literal is not
     /// delimited by its own bytes: `1` starts `12`).
@@ -56,6 +51,43 @@ impl<'r> Counterpart<'r> {
         let value = self.text.as_bytes().get(field.value.clone())?;
         let delimited = matches!(value.first(), Some(b'{' | b'[' | b'"'));
         (delimited && bytes.get(at..)?.starts_with(value)).then_some(value.len())
+    }
+
+    /// How long the member (key, colon and value) at `at` in `bytes` is when it is `field`'s
+    /// byte for byte: a member ends with its value, which is delimited by its own bytes or, a
+    /// number or a literal, by the byte after it (`1` followed by `2`, `.` or `e` goes on).
+    pub(crate) fn same_member(&self, field: &Field, bytes: &[u8], at: usize) -> Option<usize> {
+        let member = self
+            .text
+            .as_bytes()
+            .get(field.key.start.checked_sub(1)?..field.value.end)?;
+        let value = self.text.as_bytes().get(field.value.clone())?;
+        if !bytes.get(at..)?.starts_with(member) {
+            return None;
+        }
+        let delimited = matches!(value.first(), Some(b'{' | b'[' | b'"'))
+            || !bytes
+                .get(at + member.len())
+                .is_some_and(|next| matches!(next, b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-'));
+        delimited.then_some(member.len())
+    }
+
+    /// The counterpart `field` placed as it is in an identical member starting at `at` (its
+    /// key's opening quote), under the field at `parent`, for a text starting at `start`.
+    pub(crate) fn member_at(field: &Field, at: usize, start: usize, parent: usize) -> Field {
+        let from = field.key.start.saturating_sub(1);
+        let moved = |place: usize| place.saturating_sub(from) + at - start;
+        Field {
+            parent: Some(parent),
+            key: moved(field.key.start)..moved(field.key.end),
+            escaped: field.escaped,
+            value: moved(field.value.start)..moved(field.value.end),
+        }
+    }
+
+    /// The own fields of the counterpart `top`, in order.
+    pub(crate) fn children(top: TopField<'r>) -> &'r [Field] {
+        top.children
     }
 
     /// The same for a top-level field.
@@ -80,7 +112,7 @@ impl<'r> Counterpart<'r> {
         })
     }
 
-    fn key_is(&self, field: &Field, key: &[u8]) -> bool {
+    pub(crate) fn key_is(&self, field: &Field, key: &[u8]) -> bool {
         self.text.as_bytes().get(field.key.clone()) == Some(key)
     }
 }

@@ -31,6 +31,69 @@ pub(super) enum TextObject<'a> {
     },
     /// An object's text alone: a field is found by passing over it.
     Plain(&'a str),
+    /// A small object's text with where its members are, found in one pass when it was reached
+    /// (a strategy, a selector, a claim template): each field read of it is a look-up.
+    Small { text: &'a str, members: Members },
+}
+
+/// At most this many members are placed in a [`TextObject::Small`]; a larger object is read
+/// by passing over it.
+const SMALL: usize = 6;
+
+/// Where a small object's members are in its text (offsets that fit a `u16`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(super) struct Members {
+    len: u8,
+    places: [Member; SMALL],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Member {
+    /// Between the key's quotes, escapes as written.
+    key: (u16, u16),
+    escaped: bool,
+    value: (u16, u16),
+}
+
+impl Members {
+    /// The members of the object `text`, when it is one of at most [`SMALL`] members.
+    fn of(text: &str) -> Option<Self> {
+        u16::try_from(text.len()).ok()?;
+        let mut members = Self::default();
+        let mut fits = true;
+        let mut scan = Scan::new(text);
+        scan.members(|scan, key| {
+            let value = scan.value();
+            let place = members.places.get_mut(usize::from(members.len));
+            match place {
+                Some(place) if fits => {
+                    // Offsets within a text shorter than `u16::MAX`.
+                    let at = |n: usize| n as u16;
+                    *place = Member {
+                        key: (at(key.start), at(key.start + key.raw.len())),
+                        escaped: key.has_escape(),
+                        value: (at(value.start), at(value.end)),
+                    };
+                    members.len += 1;
+                }
+                _ => fits = false,
+            }
+        })?;
+        fits.then_some(members)
+    }
+
+    /// The text of the value of the last member named `key`.
+    fn value<'t>(&self, text: &'t str, key: &str) -> Option<&'t str> {
+        let members = self.places.get(..usize::from(self.len))?;
+        let member = members.iter().rev().find(|member| {
+            let raw = text.get(usize::from(member.key.0)..usize::from(member.key.1));
+            match raw {
+                Some(raw) if member.escaped => RawKey { raw, start: 0 }.is(key),
+                raw => raw == Some(key),
+            }
+        })?;
+        text.get(usize::from(member.value.0)..usize::from(member.value.1))
+    }
 }
 
 impl<'a> TextObject<'a> {
@@ -47,6 +110,7 @@ impl<'a> TextObject<'a> {
                 text.get(range)?
             }
             Self::Plain(text) => text.get(value_range(text, key)?)?,
+            Self::Small { text, members } => members.value(text, key)?,
         };
         (text != "null").then_some(text)
     }
@@ -81,11 +145,13 @@ impl<'a> TextObject<'a> {
 
 /// `text` as an object: [`Unread`] when it is not one.
 pub(super) fn object_of(text: &str) -> Result<TextObject<'_>, Unread> {
-    if text.starts_with('{') {
-        Ok(TextObject::Plain(text))
-    } else {
-        Err(Unread)
+    if !text.starts_with('{') {
+        return Err(Unread);
     }
+    Ok(match Members::of(text) {
+        Some(members) => TextObject::Small { text, members },
+        None => TextObject::Plain(text),
+    })
 }
 
 /// Where the value at `key` is in the object `text`.
@@ -171,9 +237,16 @@ mod tests {
 
     #[test]
     fn values_are_found_as_a_tree_reader_finds_them() {
-        let text = r#"{"a": 1, "spec": {"n": 2, "o": {"x": "y"}, "n": 3}, "b": null, "a": "last"}"#;
+        let text = r#"{"a": 1, "spec": {"n": 2, "o": {"x": "y"}, "n": 3}, "b": null, "a": "last", "\u0065": 5}"#;
+        let small = object_of(text).unwrap();
+        assert!(matches!(small, TextObject::Small { .. }), "{small:?}");
+        let large = format!(r#"{{"x1": 1, "x2": 2, {}"#, &text[1..]);
+        let large = object_of(&large).unwrap();
+        assert!(matches!(large, TextObject::Plain(_)), "more members than a small object holds");
         for object in [
             TextObject::Plain(text),
+            small,
+            large,
             TextObject::Outlined {
                 text,
                 outline: &Outline::of(text),
@@ -187,6 +260,7 @@ mod tests {
             );
             assert_eq!(object.value("b"), None, "null reads as absent");
             assert_eq!(object.value("c"), None);
+            assert_eq!(object.value("e"), Some("5"), "an escaped key");
             let spec = object.object("spec").unwrap().unwrap();
             assert_eq!(spec.value("n"), Some("3"));
             let o = spec.object("o").unwrap().unwrap();

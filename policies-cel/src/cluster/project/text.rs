@@ -237,12 +237,16 @@ mod tests {
 
     #[test]
     fn values_are_found_as_a_tree_reader_finds_them() {
-        let text = r#"{"a": 1, "spec": {"n": 2, "o": {"x": "y"}, "n": 3}, "b": null, "a": "last", "\u0065": 5}"#;
+        let text =
+            r#"{"a": 1, "spec": {"n": 2, "o": {"x": "y"}, "n": 3}, "b": null, "a": "last", "\u0065": 5}"#;
         let small = object_of(text).unwrap();
         assert!(matches!(small, TextObject::Small { .. }), "{small:?}");
         let large = format!(r#"{{"x1": 1, "x2": 2, {}"#, &text[1..]);
         let large = object_of(&large).unwrap();
-        assert!(matches!(large, TextObject::Plain(_)), "more members than a small object holds");
+        assert!(
+            matches!(large, TextObject::Plain(_)),
+            "more members than a small object holds"
+        );
         for object in [
             TextObject::Plain(text),
             small,

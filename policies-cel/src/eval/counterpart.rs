@@ -47,10 +47,15 @@ impl<'r> Counterpart<'r> {
     /// How long the value at `at` in `bytes` is when it starts with the bytes of `field`'s value
     /// and that value is an object, an array or a string (a number or a literal is not
     /// delimited by its own bytes: `1` starts `12`).
-    pub(crate) fn same_value(&self, field: &Field, bytes: &[u8], at: usize) -> Option<usize> {
+    fn same_value(&self, field: &Field, bytes: &[u8], at: usize) -> Option<usize> {
         let value = self.text.as_bytes().get(field.value.clone())?;
         let delimited = matches!(value.first(), Some(b'{' | b'[' | b'"'));
         (delimited && bytes.get(at..)?.starts_with(value)).then_some(value.len())
+    }
+
+    /// The same for the value of the counterpart's top-level field `top`.
+    pub(crate) fn same_top_value(&self, top: TopField<'r>, bytes: &[u8], at: usize) -> Option<usize> {
+        self.same_value(top.field, bytes, at)
     }
 
     /// How long the member (key, colon and value) at `at` in `bytes` is when it is `field`'s
@@ -85,34 +90,28 @@ impl<'r> Counterpart<'r> {
         }
     }
 
-    /// The own fields of the counterpart `top`, in order.
-    pub(crate) fn children(top: TopField<'r>) -> &'r [Field] {
-        top.children
+    /// Whether `field`'s key is written as `key`.
+    fn key_is(&self, field: &Field, key: &[u8]) -> bool {
+        self.text.as_bytes().get(field.key.clone()) == Some(key)
+    }
+}
+
+impl<'r> TopField<'r> {
+    /// Its own fields, in order.
+    pub(crate) fn children(self) -> &'r [Field] {
+        self.children
     }
 
-    /// The same for a top-level field.
-    pub(crate) fn same_top_value(&self, top: TopField<'r>, bytes: &[u8], at: usize) -> Option<usize> {
-        self.same_value(top.field, bytes, at)
-    }
-
-    /// The own fields of the counterpart `top`, placed as they are in an identical value whose
-    /// text starts at `value_start`, under the field at `parent`.
-    pub(crate) fn children_at(
-        top: TopField<'r>,
-        value_start: usize,
-        parent: usize,
-    ) -> impl Iterator<Item = Field> + 'r {
-        let from = top.field.value.start;
+    /// Its own fields, placed as they are in an identical value whose text starts at
+    /// `value_start`, under the field at `parent`.
+    pub(crate) fn children_at(self, value_start: usize, parent: usize) -> impl Iterator<Item = Field> + 'r {
+        let from = self.field.value.start;
         let moved = move |at: usize| at.saturating_sub(from) + value_start;
-        top.children.iter().map(move |field| Field {
+        self.children.iter().map(move |field| Field {
             parent: Some(parent),
             key: moved(field.key.start)..moved(field.key.end),
             escaped: field.escaped,
             value: moved(field.value.start)..moved(field.value.end),
         })
-    }
-
-    pub(crate) fn key_is(&self, field: &Field, key: &[u8]) -> bool {
-        self.text.as_bytes().get(field.key.clone()) == Some(key)
     }
 }

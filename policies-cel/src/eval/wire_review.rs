@@ -6,8 +6,9 @@
 //!
 //! The pass checks the text as it goes ([`checked_json`](super::checked_json)): it accepts only
 //! what serde_json parses. Of an UPDATE's two objects, the second is checked only where its bytes
-//! differ from the first's ([`counterpart`](super::counterpart)). Anything unusual (an extra top-level field, an object that is neither
-//! a JSON object nor null, a malformed or repeated field, text the check cannot vouch for) gives
+//! differ from the first's ([`counterpart`](super::counterpart)). Anything unusual (an extra
+//! top-level field, an object that is neither a JSON object nor null, a malformed or repeated
+//! field, text the check cannot vouch for) gives
 //! `None`: the caller takes the typed reading ([`Request::from_review`]), whose result or error
 //! is the reference. The objects' own fields are not typed here: kube-apiserver validated the
 //! objects before calling the webhook (typing `metadata` alone cost a third of the reading).
@@ -217,7 +218,7 @@ fn object(checked: &mut Checked<'_>, text: &str, counterpart: Option<Counterpart
                 let same = other.and_then(|(c, top)| Some((top, c.same_top_value(top, bytes, value_start)?)));
                 if let Some((top, len)) = same {
                     checked.pass_vouched(len);
-                    fields.extend(Counterpart::children_at(top, value_start - start, parent));
+                    fields.extend(top.children_at(value_start - start, parent));
                 } else if checked.next_byte()? == b'{' {
                     let mut own = Own {
                         bytes,
@@ -259,7 +260,7 @@ impl Own<'_, '_> {
         let index = self.fields.len() - self.parent - 1;
         let at = checked.position();
         let same = self.counterpart.and_then(|(c, top)| {
-            let field = Counterpart::children(top).get(index)?;
+            let field = top.children().get(index)?;
             Some((field, c.same_member(field, self.bytes, at)?))
         });
         if let Some((field, len)) = same {
@@ -388,7 +389,8 @@ mod tests {
 
     /// Mutations of the object read second of an UPDATE, where values the same as the first
     /// object's are passed without a check: a review is read only when serde_json parses it,
-    /// and then both objects are outlined as a pass over their text outlines them.
+    /// every review the typed reading takes is read, and both objects are outlined as a pass
+    /// over their text outlines them.
     #[test]
     fn an_update_is_read_only_when_valid_whatever_its_second_object_holds() {
         const BYTES: &[u8] = b"\"\\{}[],:0-e.+ 1x";

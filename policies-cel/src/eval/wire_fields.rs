@@ -108,7 +108,7 @@ impl TypedFields {
     }
 }
 
-/// Fills `slot`; a repeated field is unusual (serde refuses it).
+/// Fills `slot`; a repeated field is unusual (serde refuses most, and is left to decide).
 fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     slot.replace(value).is_none().then_some(())
 }

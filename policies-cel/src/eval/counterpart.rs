@@ -80,14 +80,7 @@ impl<'r> Counterpart<'r> {
     /// The counterpart `field` placed as it is in an identical member starting at `at` (its
     /// key's opening quote), under the field at `parent`, for a text starting at `start`.
     pub(crate) fn member_at(field: &Field, at: usize, start: usize, parent: usize) -> Field {
-        let from = field.key.start.saturating_sub(1);
-        let moved = |place: usize| place.saturating_sub(from) + at - start;
-        Field {
-            parent: Some(parent),
-            key: moved(field.key.start)..moved(field.key.end),
-            escaped: field.escaped,
-            value: moved(field.value.start)..moved(field.value.end),
-        }
+        placed(field, field.key.start.saturating_sub(1), at - start, parent)
     }
 
     /// Whether `field`'s key is written as `key`.
@@ -106,12 +99,20 @@ impl<'r> TopField<'r> {
     /// `value_start`, under the field at `parent`.
     pub(crate) fn children_at(self, value_start: usize, parent: usize) -> impl Iterator<Item = Field> + 'r {
         let from = self.field.value.start;
-        let moved = move |at: usize| at.saturating_sub(from) + value_start;
-        self.children.iter().map(move |field| Field {
-            parent: Some(parent),
-            key: moved(field.key.start)..moved(field.key.end),
-            escaped: field.escaped,
-            value: moved(field.value.start)..moved(field.value.end),
-        })
+        self.children
+            .iter()
+            .map(move |field| placed(field, from, value_start, parent))
+    }
+}
+
+/// The counterpart's `field`, its places moved from where `from` stands in the counterpart to
+/// `to` in the object read, under the field at `parent`.
+fn placed(field: &Field, from: usize, to: usize, parent: usize) -> Field {
+    let moved = |at: usize| at.saturating_sub(from) + to;
+    Field {
+        parent: Some(parent),
+        key: moved(field.key.start)..moved(field.key.end),
+        escaped: field.escaped,
+        value: moved(field.value.start)..moved(field.value.end),
     }
 }

@@ -96,6 +96,20 @@ impl<'a> RawKey<'a> {
     }
 }
 
+/// Whether the key written at `range` of `text` (between its quotes) is `wanted`, knowing
+/// whether it holds an escape (an outline notes it): byte for byte when it holds none, else as
+/// [`RawKey::is`] reads escapes.
+#[inline]
+pub(crate) fn written_key_is(text: &str, range: Range<usize>, escaped: bool, wanted: &str) -> bool {
+    if escaped {
+        let start = range.start;
+        return text
+            .get(range)
+            .is_some_and(|raw| RawKey { raw, start }.is(wanted));
+    }
+    text.as_bytes().get(range) == Some(wanted.as_bytes())
+}
+
 /// Whether `key` holds a backslash: a loop over its bytes, which for a key (a few bytes to a few
 /// dozen) costs less than setting up `str::contains`' search.
 fn has_backslash(key: &str) -> bool {

@@ -216,26 +216,14 @@ impl Outline {
     }
 }
 
-/// Whether `field`'s key is `key`: its bytes compared as they stand, or, when it holds an
-/// escape, as [`RawKey::is`] reads escapes.
+/// Whether `field`'s key is `key`.
 fn key_is(text: &str, field: &Field, key: &str) -> bool {
-    if field.escaped {
-        return key_at(text, field).is_some_and(|k| k.is(key));
-    }
-    text.as_bytes().get(field.key.clone()) == Some(key.as_bytes())
+    json_text::written_key_is(text, field.key.clone(), field.escaped, key)
 }
 
 /// Where a key's text is.
 fn range_of(key: RawKey<'_>) -> Range<usize> {
     key.start..key.start + key.raw.len()
-}
-
-/// A field's key, read from the text outlined.
-fn key_at<'t>(text: &'t str, field: &Field) -> Option<RawKey<'t>> {
-    Some(RawKey {
-        raw: text.get(field.key.clone())?,
-        start: field.key.start,
-    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 
-use crate::eval::json_text::{RawKey, Scan};
+use crate::eval::json_text::{RawKey, Scan, written_key_is};
 use crate::eval::outline::Outline;
 
 /// A value this reading leaves to the parsed tree.
@@ -86,11 +86,8 @@ impl Members {
     fn value<'t>(&self, text: &'t str, key: &str) -> Option<&'t str> {
         let members = self.places.get(..usize::from(self.len))?;
         let member = members.iter().rev().find(|member| {
-            let raw = text.get(usize::from(member.key.0)..usize::from(member.key.1));
-            match raw {
-                Some(raw) if member.escaped => RawKey { raw, start: 0 }.is(key),
-                raw => raw == Some(key),
-            }
+            let written = usize::from(member.key.0)..usize::from(member.key.1);
+            written_key_is(text, written, member.escaped, key)
         })?;
         text.get(usize::from(member.value.0)..usize::from(member.value.1))
     }
